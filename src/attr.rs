@@ -1,0 +1,499 @@
+//! One open attribute file: the I/O core of the crate.
+//!
+//! An [`Attribute`] is opened once, with `O_SYNC | O_CLOEXEC` and the access
+//! mode the attribute allows, and kept open. On sysfs:
+//!
+//! * a write is exactly one `pwrite(fd, bytes, 0)`: the kernel hands the whole
+//!   buffer to the driver's `store()` in one call, whatever the offset;
+//! * a read is exactly one `pread(fd, buf, 0)` into a stack buffer: at offset
+//!   0 the kernel renders the value afresh (`show()`), so no `lseek` is needed.
+//!
+//! No heap allocation, no seek, no reopen happens on these paths, and since
+//! positional I/O has no shared file cursor an `Attribute` is used through
+//! `&self` from any number of threads without a lock.
+//!
+//! A regular file (the mock tree on tmpfs or ext4) does not behave like sysfs:
+//! writing "stop" over "run-forever" would leave "stop-forever". Such files
+//! are detected once at open (`fstatfs`), and then every write replaces the
+//! whole contents, under a per-attribute lock so that concurrent writers never
+//! tear a value. An unlinked mock file (an "unplugged" mock device) reports
+//! [`Error::Disconnected`] like sysfs does. Sysfs pays nothing for any of this.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::error::{Error, Operation, Result};
+use crate::value;
+
+/// The largest value sysfs renders: a `show()` is capped at PAGE_SIZE - 1
+/// bytes (4095 on the EV3), and a store is capped at PAGE_SIZE.
+pub const MAX_VALUE_LEN: usize = 4096;
+
+/// Reads start with a buffer of this size; almost every value fits. Longer
+/// values (LED trigger lists) are read again with a page-sized buffer.
+const SMALL_READ: usize = 256;
+
+/// How an attribute file is opened. Sysfs refuses (`EACCES`, even for root)
+/// to open a write-only attribute for reading or a read-only one for writing,
+/// so this must match the attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// `O_RDONLY`, e.g. `position`, `state`, `commands`.
+    ReadOnly,
+    /// `O_WRONLY`, e.g. `command`.
+    WriteOnly,
+    /// `O_RDWR`, e.g. `speed_sp`, `mode`.
+    ReadWrite,
+}
+
+impl Access {
+    /// Infers the access mode from the permission bits of the file, as they
+    /// are on a brick: any read bit allows reading, any write bit writing.
+    ///
+    /// # Errors
+    /// [`Error::Disconnected`] when the file does not exist, or the error of
+    /// `stat`.
+    pub fn of_file(path: &Path) -> Result<Access> {
+        let meta = std::fs::metadata(path).map_err(|e| open_error(path, e))?;
+        Ok(Access::from_mode(meta.mode()))
+    }
+
+    /// The access mode that permission bits `mode` allow (see
+    /// [`Access::of_file`]). A file with no bits at all is read-only.
+    pub fn from_mode(mode: u32) -> Access {
+        let readable = mode & 0o444 != 0;
+        let writable = mode & 0o222 != 0;
+        match (readable, writable) {
+            (true, true) => Access::ReadWrite,
+            (false, true) => Access::WriteOnly,
+            _ => Access::ReadOnly,
+        }
+    }
+
+    /// `true` for [`Access::ReadOnly`] and [`Access::ReadWrite`].
+    pub fn can_read(self) -> bool {
+        self != Access::WriteOnly
+    }
+
+    /// `true` for [`Access::WriteOnly`] and [`Access::ReadWrite`].
+    pub fn can_write(self) -> bool {
+        self != Access::ReadOnly
+    }
+}
+
+/// What backs an open attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backing {
+    /// Real sysfs (kernfs): one syscall per read and per write.
+    Sysfs,
+    /// Any other file system (a mock tree): whole-value stores are emulated.
+    Emulated,
+}
+
+/// One attribute file, opened once and kept open.
+///
+/// `Send + Sync`; every method takes `&self`.
+#[derive(Debug)]
+pub struct Attribute {
+    file: File,
+    name: Box<str>,
+    path: PathBuf,
+    access: Access,
+    /// `Some` on non-sysfs files: serialises whole-value stores and reads.
+    emulation: Option<Mutex<()>>,
+}
+
+impl Attribute {
+    /// Opens the attribute file at `path` with `O_SYNC | O_CLOEXEC` and the
+    /// given access mode.
+    ///
+    /// # Errors
+    /// [`Error::Disconnected`] if the file (or its device) does not exist,
+    /// [`Error::PermissionDenied`] if the mode is refused, [`Error::Io`]
+    /// otherwise.
+    pub fn open(path: impl Into<PathBuf>, access: Access) -> Result<Attribute> {
+        let path = path.into();
+        let name: Box<str> = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into())
+            .unwrap_or_default();
+        let file = OpenOptions::new()
+            .read(access.can_read())
+            .write(access.can_write())
+            // std adds O_CLOEXEC itself.
+            .custom_flags(libc::O_SYNC)
+            .open(&path)
+            .map_err(|e| open_error(&path, e))?;
+        let on_sysfs = is_sysfs(&file).map_err(|e| open_error(&path, e))?;
+        log::trace!("opened {} ({access:?}, sysfs: {on_sysfs})", path.display());
+        Ok(Attribute {
+            file,
+            name,
+            path,
+            access,
+            emulation: (!on_sysfs).then(|| Mutex::new(())),
+        })
+    }
+
+    /// Opens the attribute file at `path` with the access mode its permission
+    /// bits allow (see [`Access::of_file`]).
+    ///
+    /// # Errors
+    /// As [`Attribute::open`].
+    pub fn open_inferred(path: impl Into<PathBuf>) -> Result<Attribute> {
+        let path = path.into();
+        let access = Access::of_file(&path)?;
+        Attribute::open(path, access)
+    }
+
+    /// The file name of the attribute, e.g. `speed_sp`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The full path of the attribute file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The access mode the file was opened with.
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// Whether this is real sysfs or an emulated (mock) file.
+    pub fn backing(&self) -> Backing {
+        if self.emulation.is_some() {
+            Backing::Emulated
+        } else {
+            Backing::Sysfs
+        }
+    }
+
+    /// The open file descriptor, e.g. to `poll()` it with other files.
+    pub fn as_fd(&self) -> BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+
+    // ----- writing -------------------------------------------------------
+
+    /// Writes raw bytes as the whole new value: one `pwrite(fd, bytes, 0)` on
+    /// sysfs. A trailing newline is neither needed nor added.
+    ///
+    /// # Errors
+    /// [`Error::InvalidValue`] when the driver rejects the value (`EINVAL`),
+    /// [`Error::Disconnected`] when the device is gone, others as mapped by
+    /// [`Error`]. An empty value or one longer than [`MAX_VALUE_LEN`] is
+    /// refused without a syscall ([`Error::InvalidValue`]), since sysfs would
+    /// silently ignore or cut it.
+    pub fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
+        if !self.access.can_write() {
+            return Err(self.wrong_access(Operation::Write));
+        }
+        if bytes.is_empty() || bytes.len() > MAX_VALUE_LEN {
+            return Err(Error::from_io(
+                &self.path,
+                Operation::Write,
+                Some(bytes),
+                io::Error::from_raw_os_error(libc::EINVAL),
+            ));
+        }
+        let written = match &self.emulation {
+            None => self.file.write_at(bytes, 0),
+            Some(lock) => self.emulated_store(lock, bytes),
+        }
+        .map_err(|e| Error::from_io(&self.path, Operation::Write, Some(bytes), e))?;
+        if written != bytes.len() {
+            return Err(Error::from_io(
+                &self.path,
+                Operation::Write,
+                Some(bytes),
+                io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "short write: the kernel took only part of the value",
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes a string value (command, stop action, mode...).
+    ///
+    /// # Errors
+    /// As [`Attribute::write_bytes`].
+    pub fn write_str(&self, value: &str) -> Result<()> {
+        self.write_bytes(value.as_bytes())
+    }
+
+    /// Writes an integer, formatted in decimal in a stack buffer.
+    ///
+    /// # Errors
+    /// As [`Attribute::write_bytes`]; the kernel rejects integers that do not
+    /// fit in 32 bits with [`Error::InvalidValue`].
+    pub fn write_int(&self, value: i64) -> Result<()> {
+        let mut buf = [0u8; value::INT_BUF_LEN];
+        self.write_bytes(value::format_int(value, &mut buf))
+    }
+
+    fn emulated_store(&self, lock: &Mutex<()>, bytes: &[u8]) -> io::Result<usize> {
+        let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.check_linked()?;
+        // Truncate first: a reader in another process sees either the old
+        // value, nothing, or the new value, never a mix of both.
+        self.file.set_len(0)?;
+        self.file.write_at(bytes, 0)
+    }
+
+    /// The error for reading a write-only or writing a read-only attribute:
+    /// sysfs would have refused to open it that way (`EACCES`).
+    #[cold]
+    fn wrong_access(&self, operation: Operation) -> Error {
+        Error::PermissionDenied {
+            path: self.path.clone(),
+            operation,
+            source: io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("the attribute is {:?}", self.access),
+            ),
+        }
+    }
+
+    /// An unlinked mock file stands for an unplugged device.
+    fn check_linked(&self) -> io::Result<()> {
+        if self.file.metadata()?.nlink() == 0 {
+            return Err(io::Error::from_raw_os_error(libc::ENODEV));
+        }
+        Ok(())
+    }
+
+    // ----- reading -------------------------------------------------------
+
+    /// Reads raw bytes at offset 0 into `buf`: one `pread(fd, buf, 0)` on
+    /// sysfs. Returns the number of bytes read. Use this for binary
+    /// attributes such as `bin_data`.
+    ///
+    /// # Errors
+    /// [`Error::Disconnected`] when the device is gone, [`Error::Unsupported`]
+    /// when the driver cannot show this attribute (`EOPNOTSUPP`, or `ENXIO`
+    /// for a `valueN` beyond `num_values`), others as mapped by [`Error`].
+    pub fn read_bytes(&self, buf: &mut [u8]) -> Result<usize> {
+        if !self.access.can_read() {
+            return Err(self.wrong_access(Operation::Read));
+        }
+        match &self.emulation {
+            None => self.file.read_at(buf, 0),
+            Some(lock) => {
+                let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                self.check_linked().and_then(|()| self.file.read_at(buf, 0))
+            }
+        }
+        .map_err(|e| Error::from_io(&self.path, Operation::Read, None, e))
+    }
+
+    /// Reads the value and hands its raw bytes to `parse`, without
+    /// allocating. Values up to [`MAX_VALUE_LEN`] - 1 bytes are read whole.
+    ///
+    /// # Errors
+    /// As [`Attribute::read_bytes`], or what `parse` returns.
+    pub fn read_with<R>(&self, parse: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
+        let mut small = [0u8; SMALL_READ];
+        let n = self.read_bytes(&mut small)?;
+        if n < SMALL_READ {
+            parse(&small[..n])
+        } else {
+            self.read_long(parse)
+        }
+    }
+
+    /// The rare long value: read again, whole, with a page-sized buffer. Kept
+    /// out of line so that short reads do not reserve a page of stack.
+    #[inline(never)]
+    fn read_long<R>(&self, parse: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
+        let mut page = [0u8; MAX_VALUE_LEN];
+        let n = self.read_bytes(&mut page)?;
+        if n == MAX_VALUE_LEN {
+            return Err(Error::parse(
+                &self.path,
+                &page,
+                "a value shorter than 4096 bytes (sysfs never shows more)",
+            ));
+        }
+        parse(&page[..n])
+    }
+
+    /// Reads the value as text (without the trailing newline) and hands it to
+    /// `parse`, without allocating.
+    ///
+    /// # Errors
+    /// As [`Attribute::read_bytes`]; [`Error::Parse`] if the value is not
+    /// UTF-8; or what `parse` returns.
+    pub fn read_text<R>(&self, parse: impl FnOnce(&str) -> Result<R>) -> Result<R> {
+        self.read_with(|raw| match value::parse_str(raw) {
+            Some(text) => parse(text),
+            None => Err(Error::parse(&self.path, raw, "UTF-8 text")),
+        })
+    }
+
+    /// Reads the value as an owned `String` (allocates; for start-up and
+    /// diagnostics, not for control loops).
+    ///
+    /// # Errors
+    /// As [`Attribute::read_text`].
+    pub fn read_string(&self) -> Result<String> {
+        self.read_text(|text| Ok(text.to_owned()))
+    }
+
+    /// Reads a decimal integer that fits in 64 bits.
+    ///
+    /// # Errors
+    /// As [`Attribute::read_bytes`]; [`Error::Parse`] with the raw contents
+    /// when the value is not one decimal integer.
+    pub fn read_i64(&self) -> Result<i64> {
+        self.read_with(|raw| {
+            value::parse_int(raw).ok_or_else(|| Error::parse(&self.path, raw, "a decimal integer"))
+        })
+    }
+
+    /// Reads a decimal integer that fits in 32 bits (every ev3dev number
+    /// does: the kernel prints them with `%d`).
+    ///
+    /// # Errors
+    /// As [`Attribute::read_i64`]; [`Error::Parse`] also when the value does
+    /// not fit in `i32`.
+    pub fn read_int(&self) -> Result<i32> {
+        self.read_with(|raw| {
+            value::parse_int(raw)
+                .and_then(|v| i32::try_from(v).ok())
+                .ok_or_else(|| Error::parse(&self.path, raw, "a 32-bit decimal integer"))
+        })
+    }
+
+    /// `true` when `word` is in the space-separated (or bracketed) list this
+    /// attribute shows.
+    ///
+    /// # Errors
+    /// As [`Attribute::read_text`].
+    pub fn list_contains(&self, word: &str) -> Result<bool> {
+        self.read_text(|text| Ok(value::list_contains(text, word)))
+    }
+
+    /// The selected entry of a `[selected]` list (the LED `trigger`).
+    ///
+    /// # Errors
+    /// As [`Attribute::read_text`]; [`Error::Parse`] when no entry is
+    /// bracketed.
+    pub fn read_selected<R>(&self, parse: impl FnOnce(&str) -> Result<R>) -> Result<R> {
+        self.read_with(
+            |raw| match value::parse_str(raw).and_then(value::selected) {
+                Some(sel) => parse(sel),
+                None => Err(Error::parse(
+                    &self.path,
+                    raw,
+                    "a list with one [selected] entry",
+                )),
+            },
+        )
+    }
+
+    /// Reads a space-separated flag list (like tacho `state`) as a bit set:
+    /// bit `i` is set when `names[i]` is present.
+    ///
+    /// # Errors
+    /// As [`Attribute::read_text`]; [`Error::Parse`] on a flag not in `names`.
+    pub fn read_flags(&self, names: &[&str]) -> Result<u32> {
+        self.read_with(|raw| {
+            value::parse_str(raw)
+                .and_then(|text| value::flags(text, names).ok())
+                .ok_or_else(|| Error::parse(&self.path, raw, "known flags"))
+        })
+    }
+
+    // ----- change notification ---------------------------------------------
+
+    /// Waits up to `timeout` for the kernel to notify a change of this
+    /// attribute (`POLLPRI`, sent by `sysfs_notify`: tacho `state`, touch
+    /// `value0`). Returns `true` when notified, `false` on timeout.
+    ///
+    /// Notifications can be late (tacho `state` is checked every 50 ms) or
+    /// missed, and a regular (mock) file never notifies: always re-read the
+    /// value after this returns, whatever it returns. A pending notification
+    /// is cleared by the next read.
+    ///
+    /// # Errors
+    /// [`Error::Disconnected`] when the device went away while waiting.
+    pub fn wait_for_change(&self, timeout: Duration) -> Result<bool> {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        if self.emulation.is_some() {
+            // A regular file never notifies: sleep, then let the caller
+            // re-read. An unplugged mock device is still reported.
+            std::thread::sleep(timeout);
+            self.check_linked()
+                .map_err(|e| Error::from_io(&self.path, Operation::Poll, None, e))?;
+            return Ok(false);
+        }
+        // Longer waits are cut to about 65 s; callers re-check anyway.
+        let millis = u16::try_from(timeout.as_millis()).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(self.file.as_fd(), PollFlags::POLLPRI)];
+        let ready = poll(&mut fds, PollTimeout::from(millis)).map_err(|errno| {
+            Error::from_io(&self.path, Operation::Poll, None, io::Error::from(errno))
+        })?;
+        if ready == 0 {
+            return Ok(false);
+        }
+        let revents = fds[0].revents().unwrap_or(PollFlags::empty());
+        if revents.contains(PollFlags::POLLERR) && self.read_bytes(&mut [0u8; 1]).is_err() {
+            // kernfs reports POLLERR both for a change and for removal; a
+            // read tells them apart.
+            return Err(Error::from_io(
+                &self.path,
+                Operation::Poll,
+                None,
+                io::Error::from_raw_os_error(libc::ENODEV),
+            ));
+        }
+        Ok(revents.intersects(PollFlags::POLLPRI | PollFlags::POLLERR))
+    }
+}
+
+/// Maps an open error; a missing attribute in a device directory that still
+/// exists means the driver does not have it, not that the device is gone.
+pub(crate) fn open_error(path: &Path, e: io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::ENOENT) {
+        if let Some(dir) = path.parent() {
+            if dir.is_dir() {
+                return Error::Unsupported {
+                    path: path.to_path_buf(),
+                    operation: Operation::Open,
+                    source: e,
+                };
+            }
+        }
+    }
+    Error::from_io(path, Operation::Open, None, e)
+}
+
+fn is_sysfs(file: &File) -> io::Result<bool> {
+    use nix::sys::statfs::{fstatfs, SYSFS_MAGIC};
+    let stat = fstatfs(file).map_err(io::Error::from)?;
+    Ok(stat.filesystem_type() == SYSFS_MAGIC)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn access_from_ev3dev_modes() {
+        // After udev on a brick: RO -r--r--r--, WO --w--w----, RW -rw-rw-r--.
+        assert_eq!(Access::from_mode(0o100444), Access::ReadOnly);
+        assert_eq!(Access::from_mode(0o100220), Access::WriteOnly);
+        assert_eq!(Access::from_mode(0o100664), Access::ReadWrite);
+        assert_eq!(Access::from_mode(0o100200), Access::WriteOnly);
+        assert_eq!(Access::from_mode(0o100000), Access::ReadOnly);
+    }
+}

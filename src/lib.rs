@@ -1,0 +1,48 @@
+//! # ev3sysfs
+//!
+//! Drive LEGO EV3 motors, sensors, LEDs and the battery through ev3dev's sysfs
+//! attribute files with the lowest latency the kernel allows.
+//!
+//! Every attribute file is opened once (`O_SYNC | O_CLOEXEC`, with the access
+//! mode the attribute allows) and kept open. After that a command is **one**
+//! `pwrite(fd, bytes, 0)` and a read is **one** `pread(fd, buf, 0)` into a
+//! stack buffer: no `lseek`, no reopen, no heap allocation. Methods take
+//! `&self` and every type is `Send + Sync` without locks, since positional
+//! I/O has no shared file cursor.
+//!
+//! The sysfs root is a runtime value: constructors take it, and
+//! [`default_root`] reads `$EV3SYSFS_ROOT` (falling back to `/sys/class`), so
+//! the same program runs on a brick and against a mock tree on a laptop.
+//!
+//! ```no_run
+//! use ev3sysfs::SysfsDevice;
+//!
+//! fn main() -> ev3sysfs::Result<()> {
+//!     // /sys/class/tacho-motor/motor0, or $EV3SYSFS_ROOT/tacho-motor/motor0
+//!     let motor = SysfsDevice::open_default("tacho-motor", "motor0")?;
+//!     motor.preopen(&["speed_sp", "command", "position"])?;
+//!     motor.write_int("speed_sp", 500)?; // one pwrite
+//!     motor.write_str("command", "run-forever")?; // one pwrite
+//!     let position = motor.read_int("position")?; // one pread
+//!     println!("position: {position}");
+//!     motor.write_str("command", "stop")?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! Errors keep their cause (attribute path, value, errno): see [`Error`].
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+pub mod attr;
+pub mod device;
+pub mod error;
+pub mod value;
+
+pub use attr::{Access, Attribute, Backing, MAX_VALUE_LEN};
+pub use device::{default_root, validate_name, SysfsDevice, DEFAULT_ROOT, ROOT_ENV};
+pub use error::{Error, Operation, Result};

@@ -1,0 +1,124 @@
+//! Reads and writes of open attributes allocate nothing: a counting global
+//! allocator watches the test thread while it drives a device, on a mock tree
+//! and (as root) on real kernfs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// A global allocator is `unsafe` by definition; this file is test-only.
+#![allow(unsafe_code)]
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::fs;
+
+use common::{with_kernfs, TempDir};
+use ev3sysfs::{value, SysfsDevice};
+
+struct Counting;
+
+thread_local! {
+    // Per thread: tests run in parallel, each counts its own thread only.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count() {
+    // `try_with`: the thread-locals may be gone while a thread exits.
+    if COUNTING.try_with(Cell::get).unwrap_or(false) {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+    }
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        System.alloc(layout)
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        System.alloc_zeroed(layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        System.realloc(ptr, layout, new_size)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made by `f` on this thread.
+fn allocations_in(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    COUNTING.with(|c| c.set(true));
+    f();
+    COUNTING.with(|c| c.set(false));
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+const N: usize = 1000;
+
+/// Drives every hot-path method of a device whose attributes are open.
+fn hot_path(dev: &SysfsDevice, text_attr: &str, int_attr: &str) {
+    let text = dev.attribute(text_attr).unwrap();
+    let int = dev.attribute(int_attr).unwrap();
+    for i in 0..N {
+        // Through the device (cached lookup by name) ...
+        dev.write_int(int_attr, 1280 + (i % 100) as i64).unwrap();
+        assert_eq!(dev.read_int(int_attr).unwrap(), 1280 + (i % 100) as i32);
+        dev.write_str(text_attr, if i % 2 == 0 { "run-forever" } else { "stop" })
+            .unwrap();
+        let len = dev.read_text(text_attr, |t| Ok(t.len())).unwrap();
+        assert!(len == 11 || len == 4);
+        // ... and through the attribute handles.
+        int.write_int(1500).unwrap();
+        assert_eq!(int.read_i64().unwrap(), 1500);
+        text.write_str("running ramping").unwrap();
+        assert_eq!(text.read_flags(&["running", "ramping"]).unwrap(), 0b11);
+        assert!(text.list_contains("ramping").unwrap());
+        let n = text
+            .read_text(|t| Ok(value::words(t).filter(|w| w.starts_with('r')).count()))
+            .unwrap();
+        assert_eq!(n, 2);
+    }
+}
+
+#[test]
+fn mock_tree_hot_path_allocates_nothing() {
+    let tmp = TempDir::new("alloc");
+    let dir = tmp.path().join("tacho-motor/motor0");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("speed_sp"), "0\n").unwrap();
+    fs::write(dir.join("command"), "").unwrap();
+    let dev = SysfsDevice::open(tmp.path(), "tacho-motor", "motor0").unwrap();
+    // Opening allocates (paths, cache slots): that happens once, up front.
+    dev.preopen(&["speed_sp", "command"]).unwrap();
+    let allocations = allocations_in(|| hot_path(&dev, "command", "speed_sp"));
+    assert_eq!(allocations, 0, "{allocations} allocations in {N} rounds");
+}
+
+#[test]
+fn counting_allocator_sees_allocations() {
+    // The counter works: opening an attribute allocates.
+    let tmp = TempDir::new("alloc-check");
+    let dir = tmp.path().join("c/d");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("a"), "1").unwrap();
+    let dev = SysfsDevice::open(tmp.path(), "c", "d").unwrap();
+    assert!(allocations_in(|| assert_eq!(dev.read_int("a").unwrap(), 1)) > 0);
+    assert!(allocations_in(|| drop(dev.read_string("a").unwrap())) > 0);
+}
+
+#[test]
+fn real_kernfs_hot_path_allocates_nothing() {
+    with_kernfs(|k| {
+        let dev = SysfsDevice::open(&k.class_root, "net", &k.ifname).unwrap();
+        dev.preopen(&["ifalias", "mtu"]).unwrap();
+        // The namespace thread has its own thread-local flag: count here.
+        let allocations = allocations_in(|| hot_path(&dev, "ifalias", "mtu"));
+        assert_eq!(allocations, 0, "{allocations} allocations in {N} rounds");
+    });
+}

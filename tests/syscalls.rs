@@ -1,0 +1,198 @@
+//! Syscall counts under strace: N writes and N reads of an open attribute are
+//! exactly N `pwrite64` and N `pread64`, with no `lseek`, `openat`, `read` or
+//! `write`. On real kernfs (root) nothing else at all happens in between; on a
+//! mock tree the emulated whole-value store may add `ftruncate` and `fstat`.
+//!
+//! The test runs this test binary again under `strace -f`; the child marks
+//! the measured window by stat()ing two unique paths.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::{is_root, with_kernfs, TempDir};
+use ev3sysfs::SysfsDevice;
+
+const N: usize = 200;
+const CHILD_ENV: &str = "EV3SYSFS_STRACE_CHILD";
+const BEGIN: &str = "/ev3sysfs-strace-window-begin";
+const END: &str = "/ev3sysfs-strace-window-end";
+
+/// What the child does inside the window.
+fn drive(dev: &SysfsDevice, text_attr: &str, int_attr: &str) {
+    let attr = dev.attribute(int_attr).unwrap();
+    dev.attribute(text_attr).unwrap();
+    let _ = fs::metadata(BEGIN);
+    for i in 0..N {
+        if i % 2 == 0 {
+            attr.write_int(1400 + (i % 50) as i64).unwrap();
+            assert!(attr.read_int().unwrap() >= 1400);
+        } else {
+            dev.write_str(text_attr, "run-forever").unwrap();
+            dev.read_text(text_attr, |t| Ok(t.len())).unwrap();
+        }
+    }
+    let _ = fs::metadata(END);
+}
+
+/// The child: only does work when started by `run_under_strace`.
+#[test]
+#[ignore = "started under strace by the tests below"]
+fn strace_child() {
+    match std::env::var(CHILD_ENV).as_deref() {
+        Ok("mock") => {
+            let tmp = TempDir::new("strace");
+            let dir = tmp.path().join("tacho-motor/motor0");
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join("speed_sp"), "0\n").unwrap();
+            fs::write(dir.join("command"), "").unwrap();
+            let dev = SysfsDevice::open(tmp.path(), "tacho-motor", "motor0").unwrap();
+            drive(&dev, "command", "speed_sp");
+        }
+        Ok("kernfs") => {
+            assert!(with_kernfs(|k| {
+                let dev = SysfsDevice::open(&k.class_root, "net", &k.ifname).unwrap();
+                drive(&dev, "ifalias", "mtu");
+            }));
+        }
+        _ => {}
+    }
+}
+
+/// Syscall names, in order, between the two markers.
+fn traced_window(mode: &str) -> Option<Vec<String>> {
+    if cfg!(not(target_arch = "x86_64")) && cfg!(not(target_arch = "aarch64")) {
+        // Under qemu-user, strace would trace the emulator, not the program.
+        eprintln!("SKIPPED: strace test runs on the host architecture only");
+        return None;
+    }
+    if Command::new("strace").arg("-V").output().is_err() {
+        if std::env::var_os("CI").is_some() {
+            panic!("strace is not installed in CI");
+        }
+        eprintln!("SKIPPED: strace is not installed (apt-get install strace)");
+        return None;
+    }
+    let tmp = TempDir::new("strace-out");
+    let log = tmp.path().join("trace");
+    let exe = std::env::current_exe().unwrap();
+    let status = Command::new("strace")
+        .args(["-f", "-qq", "-o"])
+        .arg(&log)
+        .arg(&exe)
+        .args([
+            "strace_child",
+            "--exact",
+            "--include-ignored",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, mode)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "child under strace failed: {}\n{}{}",
+        status.status,
+        String::from_utf8_lossy(&status.stdout),
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let trace = fs::read_to_string(&log).unwrap();
+    Some(window(&trace))
+}
+
+fn window(trace: &str) -> Vec<String> {
+    let mut inside = false;
+    let mut calls = Vec::new();
+    for line in trace.lines() {
+        if line.contains(BEGIN) {
+            inside = true;
+            continue;
+        }
+        if line.contains(END) {
+            assert!(inside, "end marker before begin marker");
+            return calls;
+        }
+        if inside {
+            calls.push(syscall_name(line).to_owned());
+        }
+    }
+    panic!("markers not found in strace output:\n{trace}");
+}
+
+/// `1234  pread64(3, ...) = 5` -> `pread64`.
+fn syscall_name(line: &str) -> &str {
+    let line = line.trim_start();
+    let line = line
+        .split_once(char::is_whitespace)
+        .filter(|(pid, _)| pid.chars().all(|c| c.is_ascii_digit()))
+        .map_or(line, |(_, rest)| rest)
+        .trim_start();
+    let line = line.strip_prefix("<... ").unwrap_or(line);
+    line.split(['(', ' ']).next().unwrap_or(line)
+}
+
+fn count(calls: &[String], name: &str) -> usize {
+    calls.iter().filter(|c| *c == name).count()
+}
+
+#[test]
+fn mock_tree_one_syscall_per_operation() {
+    let Some(calls) = traced_window("mock") else {
+        return;
+    };
+    assert_eq!(count(&calls, "pwrite64"), N, "{calls:?}");
+    assert_eq!(count(&calls, "pread64"), N, "{calls:?}");
+    for forbidden in [
+        "lseek", "_llseek", "openat", "open", "read", "write", "close",
+    ] {
+        assert_eq!(count(&calls, forbidden), 0, "{forbidden} in {calls:?}");
+    }
+    // What the emulated whole-value store adds, and nothing else.
+    let allowed = [
+        "pwrite64",
+        "pread64",
+        "ftruncate",
+        "statx",
+        "fstat",
+        "newfstatat",
+        "futex",
+    ];
+    for call in &calls {
+        assert!(
+            allowed.contains(&call.as_str()),
+            "unexpected {call} in {calls:?}"
+        );
+    }
+}
+
+#[test]
+fn real_kernfs_exactly_one_syscall_per_operation() {
+    if !is_root() {
+        eprintln!("SKIPPED: the real kernfs strace test needs root");
+        return;
+    }
+    let Some(calls) = traced_window("kernfs") else {
+        return;
+    };
+    assert_eq!(count(&calls, "pwrite64"), N, "{calls:?}");
+    assert_eq!(count(&calls, "pread64"), N, "{calls:?}");
+    assert_eq!(
+        calls.len(),
+        2 * N,
+        "other syscalls in the window: {calls:?}"
+    );
+}
+
+#[test]
+fn strace_line_parsing() {
+    assert_eq!(
+        syscall_name("1234  pread64(3, \"0\\n\", 256, 0) = 2"),
+        "pread64"
+    );
+    assert_eq!(syscall_name("pwrite64(4, \"stop\", 4, 0) = 4"), "pwrite64");
+    assert_eq!(syscall_name("99 <... futex resumed>) = 0"), "futex");
+    assert!(Path::new(BEGIN).is_absolute());
+}
