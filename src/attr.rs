@@ -15,8 +15,10 @@
 //! A regular file (the mock tree on tmpfs or ext4) does not behave like sysfs:
 //! writing "stop" over "run-forever" would leave "stop-forever". Such files
 //! are detected once at open (`fstatfs`), and then every write replaces the
-//! whole contents, under a per-attribute lock so that concurrent writers never
-//! tear a value. An unlinked mock file (an "unplugged" mock device) reports
+//! whole contents, under locks (a mutex for threads sharing the file, `flock`
+//! for other files and processes) so that concurrent writers never tear a
+//! value; if the mock tree has a write journal ([`JOURNAL_NAME`]), each store
+//! is also recorded there for a simulator. An unlinked mock file (an "unplugged" mock device) reports
 //! [`Error::Disconnected`] like sysfs does. Sysfs pays nothing for any of this.
 
 use std::fs::{File, OpenOptions};
@@ -52,22 +54,44 @@ pub enum Access {
 }
 
 impl Access {
-    /// Infers the access mode from the permission bits of the file, as they
-    /// are on a brick: any read bit allows reading, any write bit writing.
+    /// Infers the access mode an attribute file allows from its permission
+    /// bits.
+    ///
+    /// On sysfs any read bit allows reading and any write bit writing: right
+    /// for the kernel's modes (0444, 0644, 0200) and for those udev sets on a
+    /// brick (0444, 0664, 0220). On other file systems (a mock tree) the
+    /// **group** bits decide, as in ev3dev's Python library, and the owner
+    /// bits stay read-write so that the tree's owner can inject values.
     ///
     /// # Errors
     /// [`Error::Disconnected`] when the file does not exist, or the error of
     /// `stat`.
     pub fn of_file(path: &Path) -> Result<Access> {
         let meta = std::fs::metadata(path).map_err(|e| open_error(path, e))?;
-        Ok(Access::from_mode(meta.mode()))
+        let on_sysfs = nix::sys::statfs::statfs(path)
+            .map(|s| s.filesystem_type() == nix::sys::statfs::SYSFS_MAGIC)
+            .map_err(|e| open_error(path, io::Error::from(e)))?;
+        Ok(if on_sysfs {
+            Access::from_mode(meta.mode())
+        } else {
+            Access::from_mock_mode(meta.mode())
+        })
     }
 
-    /// The access mode that permission bits `mode` allow (see
-    /// [`Access::of_file`]). A file with no bits at all is read-only.
+    /// The access mode that sysfs permission bits `mode` allow: any read bit
+    /// allows reading, any write bit writing. A file with no bits at all is
+    /// read-only.
     pub fn from_mode(mode: u32) -> Access {
-        let readable = mode & 0o444 != 0;
-        let writable = mode & 0o222 != 0;
+        Access::from_bits(mode & 0o444 != 0, mode & 0o222 != 0)
+    }
+
+    /// The access mode that a mock file's permission bits `mode` stand for:
+    /// the group bits, as on a brick after udev.
+    pub fn from_mock_mode(mode: u32) -> Access {
+        Access::from_bits(mode & 0o040 != 0, mode & 0o020 != 0)
+    }
+
+    fn from_bits(readable: bool, writable: bool) -> Access {
         match (readable, writable) {
             (true, true) => Access::ReadWrite,
             (false, true) => Access::WriteOnly,
@@ -104,8 +128,87 @@ pub struct Attribute {
     name: Box<str>,
     path: PathBuf,
     access: Access,
-    /// `Some` on non-sysfs files: serialises whole-value stores and reads.
-    emulation: Option<Mutex<()>>,
+    /// `Some` on non-sysfs files: whole-value store emulation.
+    emulation: Option<Emulation>,
+}
+
+/// Whole-value store emulation for a regular (mock) file.
+#[derive(Debug)]
+struct Emulation {
+    /// Serialises threads sharing this file description (`flock` does not,
+    /// as they hold the same lock).
+    lock: Mutex<()>,
+    /// The mock tree's write journal, when it has one.
+    journal: Option<Journal>,
+}
+
+/// Name of the write journal at the root of a mock tree. When it exists,
+/// every emulated store appends one record to it, so that a simulator sees
+/// every write, in order, even the same value twice.
+pub const JOURNAL_NAME: &str = ".ev3sysfs-journal";
+
+/// How many directories above an attribute file the journal is looked for
+/// (`root/class/device/sub/attr`).
+const JOURNAL_SEARCH_DEPTH: usize = 4;
+
+#[derive(Debug)]
+struct Journal {
+    file: File,
+    /// The attribute path relative to the journal's directory.
+    key: Box<[u8]>,
+}
+
+impl Journal {
+    fn find(path: &Path) -> Option<Journal> {
+        let mut dir = path.parent();
+        for _ in 0..JOURNAL_SEARCH_DEPTH {
+            let d = dir?;
+            let candidate = d.join(JOURNAL_NAME);
+            if candidate.is_file() {
+                let file = OpenOptions::new().append(true).open(&candidate).ok()?;
+                let key = path.strip_prefix(d).ok()?.as_os_str().as_encoded_bytes();
+                return Some(Journal {
+                    file,
+                    key: key.into(),
+                });
+            }
+            dir = d.parent();
+        }
+        None
+    }
+
+    /// Appends `"<key len> <value len>\n<key><value>\n"` with one `writev` on
+    /// an `O_APPEND` file: atomic and ordered among all writers, no
+    /// allocation.
+    fn record(&self, value: &[u8]) -> io::Result<()> {
+        use std::io::{IoSlice, Write};
+        let mut header = [0u8; 2 * value::INT_BUF_LEN + 2];
+        let mut len = 0;
+        for (i, n) in [self.key.len(), value.len()].into_iter().enumerate() {
+            let mut buf = [0u8; value::INT_BUF_LEN];
+            // Lengths are at most a path or a page: they fit in i64.
+            let digits = value::format_int(n as i64, &mut buf);
+            header[len..len + digits.len()].copy_from_slice(digits);
+            len += digits.len();
+            header[len] = if i == 0 { b' ' } else { b'\n' };
+            len += 1;
+        }
+        let parts = [
+            IoSlice::new(&header[..len]),
+            IoSlice::new(&self.key),
+            IoSlice::new(value),
+            IoSlice::new(b"\n"),
+        ];
+        let total = len + self.key.len() + value.len() + 1;
+        let written = (&self.file).write_vectored(&parts)?;
+        if written != total {
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                "short journal write",
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Attribute {
@@ -130,13 +233,31 @@ impl Attribute {
             .open(&path)
             .map_err(|e| open_error(&path, e))?;
         let on_sysfs = is_sysfs(&file).map_err(|e| open_error(&path, e))?;
+        if !on_sysfs {
+            // kernfs refuses (EACCES, even for root) to open an attribute in
+            // a direction it does not support; so does the emulation.
+            let mode = file.metadata().map_err(|e| open_error(&path, e))?.mode();
+            let allowed = Access::from_mock_mode(mode);
+            if (access.can_read() && !allowed.can_read())
+                || (access.can_write() && !allowed.can_write())
+            {
+                return Err(open_error(
+                    &path,
+                    io::Error::from_raw_os_error(libc::EACCES),
+                ));
+            }
+        }
         log::trace!("opened {} ({access:?}, sysfs: {on_sysfs})", path.display());
+        let emulation = (!on_sysfs).then(|| Emulation {
+            lock: Mutex::new(()),
+            journal: Journal::find(&path),
+        });
         Ok(Attribute {
             file,
             name,
             path,
             access,
-            emulation: (!on_sysfs).then(|| Mutex::new(())),
+            emulation,
         })
     }
 
@@ -205,7 +326,7 @@ impl Attribute {
         }
         let written = match &self.emulation {
             None => self.file.write_at(bytes, 0),
-            Some(lock) => self.emulated_store(lock, bytes),
+            Some(emulation) => self.emulated_store(emulation, bytes),
         }
         .map_err(|e| Error::from_io(&self.path, Operation::Write, Some(bytes), e))?;
         if written != bytes.len() {
@@ -240,13 +361,19 @@ impl Attribute {
         self.write_bytes(value::format_int(value, &mut buf))
     }
 
-    fn emulated_store(&self, lock: &Mutex<()>, bytes: &[u8]) -> io::Result<usize> {
-        let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        self.check_linked()?;
-        // Truncate first: a reader in another process sees either the old
-        // value, nothing, or the new value, never a mix of both.
-        self.file.set_len(0)?;
-        self.file.write_at(bytes, 0)
+    fn emulated_store(&self, emulation: &Emulation, bytes: &[u8]) -> io::Result<usize> {
+        let _guard = emulation
+            .lock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let written = locked(&self.file, true, || {
+            self.check_linked()?;
+            store_whole(&self.file, bytes)
+        })?;
+        if let Some(journal) = &emulation.journal {
+            journal.record(bytes)?;
+        }
+        Ok(written)
     }
 
     /// The error for reading a write-only or writing a read-only attribute:
@@ -287,9 +414,15 @@ impl Attribute {
         }
         match &self.emulation {
             None => self.file.read_at(buf, 0),
-            Some(lock) => {
-                let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                self.check_linked().and_then(|()| self.file.read_at(buf, 0))
+            Some(emulation) => {
+                let _guard = emulation
+                    .lock
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                locked(&self.file, false, || {
+                    self.check_linked()?;
+                    self.file.read_at(buf, 0)
+                })
             }
         }
         .map_err(|e| Error::from_io(&self.path, Operation::Read, None, e))
@@ -477,6 +610,35 @@ pub(crate) fn open_error(path: &Path, e: io::Error) -> Error {
     Error::from_io(path, Operation::Open, None, e)
 }
 
+/// Runs `f` holding an advisory lock on `file`'s open file description
+/// (`flock`): exclusive to store, shared to load. Every writer of a mock tree
+/// (this crate, the mock's own inject functions, the simulator) takes it, so
+/// readers never see a half-stored value, even across processes.
+pub(crate) fn locked<R>(
+    file: &File,
+    exclusive: bool,
+    f: impl FnOnce() -> io::Result<R>,
+) -> io::Result<R> {
+    if exclusive {
+        file.lock()?;
+    } else {
+        file.lock_shared()?;
+    }
+    let result = f();
+    let unlocked = file.unlock();
+    let value = result?;
+    unlocked?;
+    Ok(value)
+}
+
+/// Replaces the whole contents of a regular file with `bytes`, the way a
+/// sysfs store replaces a value. Truncates first, so that an unlocked reader
+/// sees the old value, nothing, or the new value, never a mix.
+pub(crate) fn store_whole(file: &File, bytes: &[u8]) -> io::Result<usize> {
+    file.set_len(0)?;
+    file.write_at(bytes, 0)
+}
+
 fn is_sysfs(file: &File) -> io::Result<bool> {
     use nix::sys::statfs::{fstatfs, SYSFS_MAGIC};
     let stat = fstatfs(file).map_err(io::Error::from)?;
@@ -488,12 +650,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn access_from_mock_modes() {
+        // Group bits decide; the owner may always read and write.
+        assert_eq!(Access::from_mock_mode(0o100644), Access::ReadOnly);
+        assert_eq!(Access::from_mock_mode(0o100620), Access::WriteOnly);
+        assert_eq!(Access::from_mock_mode(0o100664), Access::ReadWrite);
+    }
+
+    #[test]
     fn access_from_ev3dev_modes() {
-        // After udev on a brick: RO -r--r--r--, WO --w--w----, RW -rw-rw-r--.
+        // After udev on a brick: RO -r--r--r--, WO --w--w----, RW -rw-rw-r--;
+        // before udev the kernel's 0444, 0200, 0644.
         assert_eq!(Access::from_mode(0o100444), Access::ReadOnly);
         assert_eq!(Access::from_mode(0o100220), Access::WriteOnly);
         assert_eq!(Access::from_mode(0o100664), Access::ReadWrite);
         assert_eq!(Access::from_mode(0o100200), Access::WriteOnly);
+        assert_eq!(Access::from_mode(0o100644), Access::ReadWrite);
         assert_eq!(Access::from_mode(0o100000), Access::ReadOnly);
     }
 }

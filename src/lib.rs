@@ -41,6 +41,7 @@
 pub mod attr;
 pub mod device;
 pub mod error;
+pub mod mock;
 pub mod value;
 
 pub use attr::{Access, Attribute, Backing, MAX_VALUE_LEN};

@@ -210,7 +210,7 @@ mod tests {
             let bytes: Vec<u8> = (0..len)
                 .map(|_| {
                     let r = rng.next();
-                    if r % 4 == 0 {
+                    if r.is_multiple_of(4) {
                         r as u8
                     } else {
                         alphabet[(r % alphabet.len() as u64) as usize]

@@ -9,9 +9,9 @@ mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::fs;
 
-use common::{with_kernfs, TempDir};
+use common::with_kernfs;
+use ev3sysfs::mock::{MockTree, TachoDriver};
 use ev3sysfs::{value, SysfsDevice};
 
 struct Counting;
@@ -88,28 +88,39 @@ fn hot_path(dev: &SysfsDevice, text_attr: &str, int_attr: &str) {
 
 #[test]
 fn mock_tree_hot_path_allocates_nothing() {
-    let tmp = TempDir::new("alloc");
-    let dir = tmp.path().join("tacho-motor/motor0");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("speed_sp"), "0\n").unwrap();
-    fs::write(dir.join("command"), "").unwrap();
-    let dev = SysfsDevice::open(tmp.path(), "tacho-motor", "motor0").unwrap();
+    let tree = MockTree::new().unwrap();
+    let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let dev = SysfsDevice::open(tree.root(), "tacho-motor", &mock.name()).unwrap();
     // Opening allocates (paths, cache slots): that happens once, up front.
-    dev.preopen(&["speed_sp", "command"]).unwrap();
-    let allocations = allocations_in(|| hot_path(&dev, "command", "speed_sp"));
+    // `polarity` stands in for any read-write text attribute: a mock file
+    // takes any text.
+    dev.preopen(&["speed_sp", "polarity"]).unwrap();
+    let allocations = allocations_in(|| hot_path(&dev, "polarity", "speed_sp"));
     assert_eq!(allocations, 0, "{allocations} allocations in {N} rounds");
+}
+
+#[test]
+fn mock_tree_with_journal_allocates_nothing() {
+    let tree = MockTree::new().unwrap();
+    tree.enable_journal().unwrap();
+    let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let dev = SysfsDevice::open(tree.root(), "tacho-motor", &mock.name()).unwrap();
+    dev.preopen(&["speed_sp", "polarity"]).unwrap();
+    let allocations = allocations_in(|| hot_path(&dev, "polarity", "speed_sp"));
+    assert_eq!(allocations, 0, "{allocations} allocations in {N} rounds");
+    assert_eq!(tree.take_journal().unwrap().len(), 4 * N);
 }
 
 #[test]
 fn counting_allocator_sees_allocations() {
     // The counter works: opening an attribute allocates.
-    let tmp = TempDir::new("alloc-check");
-    let dir = tmp.path().join("c/d");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("a"), "1").unwrap();
-    let dev = SysfsDevice::open(tmp.path(), "c", "d").unwrap();
-    assert!(allocations_in(|| assert_eq!(dev.read_int("a").unwrap(), 1)) > 0);
-    assert!(allocations_in(|| drop(dev.read_string("a").unwrap())) > 0);
+    let tree = MockTree::new().unwrap();
+    let mock = tree
+        .add_tacho_motor("outB", TachoDriver::Ev3Medium)
+        .unwrap();
+    let dev = SysfsDevice::open(tree.root(), "tacho-motor", &mock.name()).unwrap();
+    assert!(allocations_in(|| assert_eq!(dev.read_int("max_speed").unwrap(), 1560)) > 0);
+    assert!(allocations_in(|| drop(dev.read_string("driver_name").unwrap())) > 0);
 }
 
 #[test]

@@ -298,6 +298,7 @@ fn many_attributes_and_threads_share_one_device() {
     for i in 0..100 {
         fs::write(dir.join(format!("attr{i}")), format!("{i}\n")).unwrap();
     }
+    // (Plain files: group read only, so read-only attributes on a mock.)
     let dev = Arc::new(SysfsDevice::open(tmp.path(), "test-class", "dev0").unwrap());
     let handles: Vec<_> = (0..4)
         .map(|t| {

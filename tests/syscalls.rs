@@ -1,7 +1,8 @@
 //! Syscall counts under strace: N writes and N reads of an open attribute are
 //! exactly N `pwrite64` and N `pread64`, with no `lseek`, `openat`, `read` or
 //! `write`. On real kernfs (root) nothing else at all happens in between; on a
-//! mock tree the emulated whole-value store may add `ftruncate` and `fstat`.
+//! mock tree the emulated whole-value store adds `flock`, `fstat` and
+//! `ftruncate`, and nothing else.
 //!
 //! The test runs this test binary again under `strace -f`; the child marks
 //! the measured window by stat()ing two unique paths.
@@ -14,6 +15,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{is_root, with_kernfs, TempDir};
+use ev3sysfs::mock::{MockTree, TachoDriver};
 use ev3sysfs::SysfsDevice;
 
 const N: usize = 200;
@@ -44,13 +46,10 @@ fn drive(dev: &SysfsDevice, text_attr: &str, int_attr: &str) {
 fn strace_child() {
     match std::env::var(CHILD_ENV).as_deref() {
         Ok("mock") => {
-            let tmp = TempDir::new("strace");
-            let dir = tmp.path().join("tacho-motor/motor0");
-            fs::create_dir_all(&dir).unwrap();
-            fs::write(dir.join("speed_sp"), "0\n").unwrap();
-            fs::write(dir.join("command"), "").unwrap();
-            let dev = SysfsDevice::open(tmp.path(), "tacho-motor", "motor0").unwrap();
-            drive(&dev, "command", "speed_sp");
+            let tree = MockTree::new().unwrap();
+            let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+            let dev = SysfsDevice::open(tree.root(), "tacho-motor", &mock.name()).unwrap();
+            drive(&dev, "polarity", "speed_sp");
         }
         Ok("kernfs") => {
             assert!(with_kernfs(|k| {
@@ -66,14 +65,14 @@ fn strace_child() {
 fn traced_window(mode: &str) -> Option<Vec<String>> {
     if cfg!(not(target_arch = "x86_64")) && cfg!(not(target_arch = "aarch64")) {
         // Under qemu-user, strace would trace the emulator, not the program.
-        eprintln!("SKIPPED: strace test runs on the host architecture only");
+        common::skip("strace tests run on the host architecture only (under qemu-user strace would trace the emulator)");
         return None;
     }
     if Command::new("strace").arg("-V").output().is_err() {
         if std::env::var_os("CI").is_some() {
             panic!("strace is not installed in CI");
         }
-        eprintln!("SKIPPED: strace is not installed (apt-get install strace)");
+        common::skip("strace is not installed (apt-get install strace)");
         return None;
     }
     let tmp = TempDir::new("strace-out");
@@ -156,6 +155,7 @@ fn mock_tree_one_syscall_per_operation() {
         "pread64",
         "ftruncate",
         "statx",
+        "flock",
         "fstat",
         "newfstatat",
         "futex",
@@ -171,7 +171,7 @@ fn mock_tree_one_syscall_per_operation() {
 #[test]
 fn real_kernfs_exactly_one_syscall_per_operation() {
     if !is_root() {
-        eprintln!("SKIPPED: the real kernfs strace test needs root");
+        common::skip("the real kernfs strace test needs root");
         return;
     }
     let Some(calls) = traced_window("kernfs") else {

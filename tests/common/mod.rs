@@ -56,14 +56,15 @@ pub fn require_captured() -> Option<PathBuf> {
             panic!("../shared/fake-sys/devices is missing in CI")
         }
         None => {
-            eprintln!("SKIPPED: ../shared/fake-sys/devices (captured brick files) not found");
+            skip("../shared/fake-sys/devices (captured brick files) not found");
             None
         }
     }
 }
 
-/// Access of tacho-motor and lego-sensor attributes after udev on a brick
-/// (kernel facts §1.1, §4.2, §7.1): the captured files are all r--r--r--.
+/// Access of tacho-motor and lego-sensor attributes on a brick (kernel facts
+/// §1.1, §4.2, §7.1), in the group bits as a mock tree carries it: the
+/// captured files are all r--r--r--.
 fn ev3dev_mode(name: &str) -> u32 {
     const WRITE_ONLY: &[&str] = &["command"];
     const READ_WRITE: &[&str] = &[
@@ -84,11 +85,11 @@ fn ev3dev_mode(name: &str) -> u32 {
         "Kd",
     ];
     if WRITE_ONLY.contains(&name) {
-        0o220
+        0o620
     } else if READ_WRITE.contains(&name) {
         0o664
     } else {
-        0o444
+        0o644
     }
 }
 
@@ -109,7 +110,7 @@ pub fn install_captured(
     let command = dst.join("command");
     if !command.exists() {
         fs::write(&command, b"").unwrap();
-        fs::set_permissions(&command, fs::Permissions::from_mode(0o220)).unwrap();
+        fs::set_permissions(&command, fs::Permissions::from_mode(0o620)).unwrap();
     }
     dst
 }
@@ -132,6 +133,13 @@ fn copy_tree(src: &Path, dst: &Path) {
 /// Contents of a mock attribute file, as stored.
 pub fn contents(path: &Path) -> String {
     fs::read_to_string(path).unwrap()
+}
+
+/// Says why a test is skipped, visibly: libtest captures `eprintln!`, but
+/// not direct writes to the stderr handle.
+pub fn skip(reason: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
 }
 
 pub fn is_root() -> bool {
