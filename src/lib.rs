@@ -40,10 +40,17 @@
 
 pub mod attr;
 pub mod device;
+pub mod discover;
 pub mod error;
 pub mod mock;
 pub mod value;
 
 pub use attr::{Access, Attribute, Backing, MAX_VALUE_LEN};
 pub use device::{default_root, validate_name, SysfsDevice, DEFAULT_ROOT, ROOT_ENV};
+pub use discover::{address_matches, find, list, DeviceInfo, Query};
 pub use error::{Error, Operation, Result};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,219 @@
+//! Finding devices by port address and driver name, never by `motorN`
+//! number: the kernel gives a device a new number on every re-plug (and a
+//! sensor on every port mode change).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::device::{validate_name, SysfsDevice};
+use crate::error::{Error, Result};
+
+/// What a scan saw of one device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// The device directory, e.g. `/sys/class/tacho-motor/motor3`.
+    pub path: PathBuf,
+    /// The device name, e.g. `motor3`.
+    pub name: String,
+    /// The `address` attribute, e.g. `ev3-ports:outA` (empty when the class
+    /// has none, like LEDs).
+    pub address: String,
+    /// The `driver_name` attribute, e.g. `lego-ev3-l-motor` (empty when the
+    /// class has none).
+    pub driver_name: String,
+}
+
+/// `true` when a device `address` is on `port`.
+///
+/// `port` may be short (`outA`, `in1`) or full (`ev3-ports:outA`), and
+/// addresses may be new-style (`ev3-ports:outA`) or old-style (`outA`, as on
+/// ev3dev-jessie): the `ev3-ports:` prefix is ignored on both sides. Then
+/// the port must be the address itself or a prefix of it up to a `:`, so
+/// `in1` matches the I2C sensor address `ev3-ports:in1:i2c1` but not
+/// `ev3-ports:in10`.
+pub fn address_matches(address: &str, port: &str) -> bool {
+    const PREFIX: &str = "ev3-ports:";
+    let port = port.strip_prefix(PREFIX).unwrap_or(port);
+    let address = address.strip_prefix(PREFIX).unwrap_or(address);
+    !port.is_empty()
+        && address
+            .strip_prefix(port)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+}
+
+/// Lists the devices of sysfs class `class` under `root`, sorted by name.
+/// An entry that cannot be read (unplugged mid-scan, permissions) is logged
+/// and skipped; it never aborts the scan.
+///
+/// # Errors
+/// [`Error::InvalidName`] for a bad class name. A missing class directory
+/// is an empty list (no such device plugged in).
+pub fn list(root: impl AsRef<Path>, class: &str) -> Result<Vec<DeviceInfo>> {
+    validate_name(class)?;
+    let dir = root.as_ref().join(class);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::from_io(&dir, crate::error::Operation::Open, None, e)),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let Ok(entry) = entry else { continue };
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let read = |attr: &str| match std::fs::read(path.join(attr)) {
+            Ok(bytes) => Some(String::from_utf8_lossy(crate::value::trim(&bytes)).into_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
+            Err(e) => {
+                log::debug!("skipping {}: {attr}: {e}", path.display());
+                None
+            }
+        };
+        let (Some(address), Some(driver_name)) = (read("address"), read("driver_name")) else {
+            continue;
+        };
+        found.push(DeviceInfo {
+            path,
+            name,
+            address,
+            driver_name,
+        });
+    }
+    found.sort_by_key(|d| natural_key(&d.name));
+    Ok(found)
+}
+
+fn describe_device(d: &DeviceInfo) -> String {
+    format!("{} ({} at {})", d.name, d.driver_name, d.address)
+}
+
+/// `motor10` after `motor9`.
+fn natural_key(name: &str) -> (String, u64) {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (stem, number) = name.split_at(name.len() - digits);
+    (stem.to_owned(), number.parse().unwrap_or(0))
+}
+
+/// A search for one device: class, and optionally port and driver names.
+#[derive(Debug, Clone)]
+pub struct Query<'a> {
+    /// Sysfs class, e.g. `tacho-motor`.
+    pub class: &'a str,
+    /// Port (`outA`, `ev3-ports:outA`, `in1`...), or `None` for any port.
+    pub port: Option<&'a str>,
+    /// Accepted driver names; empty accepts any driver.
+    pub drivers: &'a [&'a str],
+}
+
+impl Query<'_> {
+    fn describe(&self) -> String {
+        let mut what = self.class.to_owned();
+        if let Some(port) = self.port {
+            what.push_str(&format!(" on port {port}"));
+        }
+        if !self.drivers.is_empty() {
+            what.push_str(&format!(" with driver {}", self.drivers.join(" or ")));
+        }
+        what
+    }
+}
+
+/// Finds exactly one device matching `query` under `root` and opens it.
+///
+/// # Errors
+/// [`Error::NotFound`] naming what was searched and what was seen (devices
+/// on that port with other drivers, or all devices of the class);
+/// [`Error::Ambiguous`] when several devices match.
+pub fn find(root: impl AsRef<Path>, query: &Query<'_>) -> Result<SysfsDevice> {
+    let all = list(root.as_ref(), query.class)?;
+    let on_port: Vec<&DeviceInfo> = all
+        .iter()
+        .filter(|d| query.port.is_none_or(|p| address_matches(&d.address, p)))
+        .collect();
+    let matching: Vec<&DeviceInfo> = on_port
+        .iter()
+        .copied()
+        .filter(|d| query.drivers.is_empty() || query.drivers.contains(&d.driver_name.as_str()))
+        .collect();
+    match matching.as_slice() {
+        [one] => SysfsDevice::from_dir(&one.path),
+        [] => {
+            // What is on that port (other drivers), else all of the class.
+            let seen: Vec<String> = if on_port.is_empty() {
+                all.iter().map(describe_device).collect()
+            } else {
+                on_port.iter().map(|d| describe_device(d)).collect()
+            };
+            Err(Error::NotFound {
+                what: format!("{} under {}", query.describe(), root.as_ref().display()),
+                seen: seen.join(", "),
+            })
+        }
+        many => Err(Error::Ambiguous {
+            what: query.describe(),
+            matches: many.iter().map(|d| d.path.clone()).collect(),
+        }),
+    }
+}
+
+/// Waits up to `timeout` for a device matching `query` to appear (after a
+/// re-plug it comes back with a new number), checking every 50 ms.
+///
+/// # Errors
+/// [`Error::Timeout`] when none appears in time; [`Error::Ambiguous`] at
+/// once when several match.
+pub fn wait_for(
+    root: impl AsRef<Path>,
+    query: &Query<'_>,
+    timeout: Duration,
+) -> Result<SysfsDevice> {
+    let start = Instant::now();
+    loop {
+        match find(root.as_ref(), query) {
+            Err(Error::NotFound { .. }) if start.elapsed() < timeout => {
+                std::thread::sleep(Duration::from_millis(50).min(timeout));
+            }
+            Err(Error::NotFound { .. }) => {
+                return Err(Error::Timeout {
+                    what: query.describe(),
+                    waited: start.elapsed(),
+                })
+            }
+            other => return other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_matching() {
+        assert!(address_matches("ev3-ports:outA", "outA"));
+        assert!(address_matches("outA", "outA"));
+        assert!(address_matches("ev3-ports:outA", "ev3-ports:outA"));
+        assert!(address_matches("ev3-ports:in1:i2c1", "in1"));
+        assert!(address_matches("ev3-ports:in1:i2c1", "ev3-ports:in1"));
+        assert!(!address_matches("ev3-ports:outB", "outA"));
+        assert!(!address_matches("ev3-ports:in10", "in1"));
+        assert!(!address_matches("ev3-ports:in1x", "ev3-ports:in1"));
+        assert!(!address_matches("ev3-ports:outA", ""));
+        assert!(address_matches("outA", "ev3-ports:outA"));
+        assert!(address_matches("ev3-ports:in1:i2c88:sv3", "in1"));
+        assert!(address_matches(
+            "ev3-ports:in1:i2c88:sv3",
+            "ev3-ports:in1:i2c88"
+        ));
+    }
+
+    #[test]
+    fn natural_order() {
+        let mut names = vec!["motor10", "motor9", "motor1"];
+        names.sort_by_key(|n| natural_key(n));
+        assert_eq!(names, ["motor1", "motor9", "motor10"]);
+    }
+}
