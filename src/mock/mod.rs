@@ -16,7 +16,7 @@
 //! The crate's I/O core recognises the mock files (they are not sysfs) and
 //! emulates sysfs stores on them: a write replaces the whole value, and a
 //! device removed with [`MockTree::unplug`] reports
-//! [`Error::Disconnected`](crate::Error::Disconnected) on handles that are
+//! [`Error::Disconnected`] on handles that are
 //! still open, as a real unplug does.
 //!
 //! ```
