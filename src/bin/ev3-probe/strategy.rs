@@ -53,8 +53,8 @@ pub struct Measurement {
     pub user: Duration,
     pub system: Duration,
     pub wall: Duration,
-    pub voluntary_switches: i64,
-    pub involuntary_switches: i64,
+    pub voluntary_switches: libc::c_long,
+    pub involuntary_switches: libc::c_long,
 }
 
 /// One row of the report.
