@@ -187,9 +187,7 @@ fn run_ip(args: &[&str]) {
 /// CAP_SYS_ADMIN. As root any failure fails the test.
 pub fn with_kernfs(test: impl FnOnce(&Kernfs) + Send) -> bool {
     if !is_root() {
-        eprintln!(
-            "SKIPPED: the real kernfs test needs root (unshare -nm, mount sysfs, ip link add)"
-        );
+        skip("real kernfs tests need root (unshare -nm, mount sysfs, ip link add)");
         return false;
     }
     std::thread::scope(|s| {
