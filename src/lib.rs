@@ -32,7 +32,7 @@
 //!
 //! Errors keep their cause (attribute path, value, errno): see [`Error`].
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -42,13 +42,21 @@ pub mod attr;
 pub mod device;
 pub mod discover;
 pub mod error;
+pub mod guard;
+pub mod led;
 pub mod mock;
+pub mod motor;
+pub mod port;
+pub mod power;
+pub mod sensor;
+mod sys;
 pub mod value;
 
 pub use attr::{Access, Attribute, Backing, MAX_VALUE_LEN};
 pub use device::{default_root, validate_name, SysfsDevice, DEFAULT_ROOT, ROOT_ENV};
 pub use discover::{address_matches, find, list, DeviceInfo, Query};
 pub use error::{Error, Operation, Result};
+pub use guard::StopGuard;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

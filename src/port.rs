@@ -1,0 +1,113 @@
+//! Ports (`lego-port` class): what is plugged in, and forcing a mode.
+
+use std::path::Path;
+
+use crate::device::SysfsDevice;
+use crate::discover::{self, Query};
+use crate::error::{Error, Result};
+
+/// An EV3 input or output port (`/sys/class/lego-port/portN`).
+#[derive(Debug)]
+pub struct LegoPort {
+    device: SysfsDevice,
+    address: String,
+    driver_name: String,
+    modes: Vec<String>,
+}
+
+impl LegoPort {
+    /// Opens the port `port` (`in1`..`in4`, `outA`..`outD`, or a full
+    /// address).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::Ambiguous`], read errors.
+    pub fn find(root: impl AsRef<Path>, port: &str) -> Result<LegoPort> {
+        let query = Query {
+            class: "lego-port",
+            port: Some(port),
+            drivers: &[],
+        };
+        // A port's own address first: `in1` must not pick a sensor's I2C
+        // host port `ev3-ports:in1:i2c1` too.
+        let strip = |a: &str| a.strip_prefix("ev3-ports:").unwrap_or(a).to_owned();
+        let wanted = strip(port);
+        let all = discover::list(root.as_ref(), "lego-port")?;
+        if let Some(one) = all.iter().find(|d| strip(&d.address) == wanted) {
+            return LegoPort::from_device(SysfsDevice::from_dir(&one.path)?);
+        }
+        LegoPort::from_device(discover::find(root, &query)?)
+    }
+
+    /// Opens an already located lego-port device.
+    ///
+    /// # Errors
+    /// Read errors.
+    pub fn from_device(device: SysfsDevice) -> Result<LegoPort> {
+        Ok(LegoPort {
+            address: device.read_string("address")?,
+            driver_name: device.read_string("driver_name")?,
+            modes: device.read_text("modes", |t| {
+                Ok(crate::value::words(t).map(str::to_owned).collect())
+            })?,
+            device,
+        })
+    }
+
+    /// The device.
+    pub fn device(&self) -> &SysfsDevice {
+        &self.device
+    }
+    /// `address`, e.g. `ev3-ports:in1`.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+    /// `driver_name`: `ev3-input-port` or `ev3-output-port`.
+    pub fn driver_name(&self) -> &str {
+        &self.driver_name
+    }
+    /// The modes offered.
+    pub fn modes(&self) -> &[String] {
+        &self.modes
+    }
+    /// The current `mode`.
+    ///
+    /// # Errors
+    /// Read errors.
+    pub fn mode(&self) -> Result<String> {
+        self.device.read_string("mode")
+    }
+    /// Sets `mode` (`auto`, `tacho-motor`, `dc-motor`, `led`, `other-i2c`,
+    /// ...). Every write, even of the current mode, makes the kernel remove
+    /// the attached device and register a new one with a new number: find
+    /// devices again afterwards. So this is never skipped.
+    ///
+    /// # Errors
+    /// [`Error::NotOffered`] without writing; write errors.
+    pub fn set_mode(&self, mode: &str) -> Result<()> {
+        if !self.modes.iter().any(|m| m == mode) {
+            return Err(Error::NotOffered {
+                attribute: "mode",
+                value: mode.to_owned(),
+                offered: self.modes.join(" "),
+            });
+        }
+        self.device.write_str("mode", mode)
+    }
+    /// Loads driver `name` on the port (`set_device`), e.g. `lego-nxt-motor`
+    /// on an output port in tacho-motor mode.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] when the port's mode does not allow it; write
+    /// errors.
+    pub fn set_device(&self, name: &str) -> Result<()> {
+        self.device.write_str("set_device", name)
+    }
+    /// `status`: what is detected (`no-motor`, `tacho-motor`, `no-sensor`,
+    /// `ev3-uart`...).
+    ///
+    /// # Errors
+    /// Read errors.
+    pub fn status(&self) -> Result<String> {
+        self.device.read_string("status")
+    }
+}

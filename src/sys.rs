@@ -1,0 +1,64 @@
+//! The crate's only `unsafe` code: what the stop guard needs to stop motors
+//! from a signal handler (POSIX signal handling and raw, async-signal-safe
+//! syscalls). Everything here is wrapped in safe functions.
+#![allow(unsafe_code)]
+
+use std::io;
+
+/// Replaces the whole value of an attribute from any context, including a
+/// signal handler: only `ftruncate` (mock files) and `pwrite`, both
+/// async-signal-safe. Errors are ignored: there is nobody to report to.
+pub(crate) fn store_raw(fd: i32, bytes: &[u8], emulated: bool) {
+    if fd < 0 {
+        return;
+    }
+    // SAFETY: plain syscalls on a descriptor number; `bytes` is a valid
+    // buffer for the call. A descriptor closed meanwhile fails with EBADF.
+    unsafe {
+        if emulated {
+            libc::ftruncate(fd, 0);
+        }
+        libc::pwrite(fd, bytes.as_ptr().cast(), bytes.len(), 0);
+    }
+}
+
+/// Installs `handler` for `signals` (with SA_RESTART), keeping it for
+/// later raises. The handler must be async-signal-safe.
+pub(crate) fn install_handler(signals: &[i32], handler: extern "C" fn(i32)) -> io::Result<()> {
+    for &sig in signals {
+        // SAFETY: `action` is fully initialised (zeroed, then the handler
+        // and an empty mask); sigaction only reads it.
+        let r = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = handler as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut())
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Restores the default action of `sig` and raises it again, so that the
+/// process ends the way it would have without the handler.
+pub(crate) fn reraise_default(sig: i32) {
+    // SAFETY: signal() and raise() are async-signal-safe.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// Registers `f` to run at normal process exit (`exit()`, also
+/// `std::process::exit`).
+pub(crate) fn at_exit(f: extern "C" fn()) -> io::Result<()> {
+    // SAFETY: `f` is a plain function without captured state.
+    if unsafe { libc::atexit(f) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::other("atexit failed"))
+    }
+}

@@ -1,0 +1,178 @@
+//! The stop guard, in child processes against a mock tree: killed by SIGINT
+//! or SIGTERM, panicking, calling exit(), dropping the guard, opting out.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use ev3sysfs::mock::{MockTree, TachoDriver};
+use ev3sysfs::motor::{StopAction, TachoMotor};
+use ev3sysfs::StopGuard;
+
+const CHILD_ENV: &str = "EV3SYSFS_GUARD_CHILD";
+
+/// What the child does, chosen by the parent.
+#[test]
+#[ignore = "run as a child process by the tests below"]
+fn guard_child() {
+    let Ok(mode) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let root = ev3sysfs::default_root();
+    let motor = TachoMotor::find(&root, "outA").unwrap();
+    let guard = StopGuard::install(StopAction::Brake).unwrap();
+    guard.protect(&motor).unwrap();
+    motor.run_forever(300).unwrap();
+    match mode.as_str() {
+        "signal" => {
+            println!("ready");
+            std::thread::sleep(Duration::from_secs(30));
+            panic!("not interrupted");
+        }
+        "release" => {
+            assert!(guard.release(motor.device().dir()));
+            println!("ready");
+            std::thread::sleep(Duration::from_secs(30));
+        }
+        "panic" => panic!("robot code failed"),
+        "exit" => {
+            std::mem::forget(guard);
+            std::process::exit(3);
+        }
+        "drop" => drop(guard),
+        "disarm" => guard.disarm(),
+        other => panic!("unknown mode {other}"),
+    }
+}
+
+fn child(tree: &MockTree, mode: &str) -> std::process::Child {
+    let exe = std::env::current_exe().unwrap();
+    let mut command = match std::env::var_os("EV3SYSFS_TEST_RUNNER") {
+        Some(runner) if !runner.is_empty() => {
+            let mut c = Command::new(runner);
+            c.arg(exe);
+            c
+        }
+        _ => Command::new(exe),
+    };
+    command
+        .args([
+            "guard_child",
+            "--exact",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, mode)
+        .env(ev3sysfs::ROOT_ENV, tree.root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_ready(child: &mut std::process::Child) {
+    let stdout = child.stdout.take().unwrap();
+    for line in BufReader::new(stdout).lines() {
+        // libtest prints "test guard_child ... " without a newline first.
+        if line.unwrap().trim_end().ends_with("ready") {
+            return;
+        }
+    }
+    panic!("child never got ready");
+}
+
+fn motor_tree() -> (MockTree, ev3sysfs::mock::MockDevice) {
+    let tree = MockTree::new().unwrap();
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    (tree, motor)
+}
+
+fn signalled(status: std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+#[test]
+fn sigint_and_sigterm_stop_the_motor() {
+    for sig in [
+        nix::sys::signal::Signal::SIGINT,
+        nix::sys::signal::Signal::SIGTERM,
+    ] {
+        let (tree, motor) = motor_tree();
+        let mut c = child(&tree, "signal");
+        wait_ready(&mut c);
+        assert_eq!(motor.read("command").unwrap(), "run-forever");
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(c.id() as i32), sig).unwrap();
+        let status = c.wait().unwrap();
+        // The signal is raised again: the process ends as if unhandled.
+        assert_eq!(signalled(status), Some(sig as i32), "{status:?}");
+        assert_eq!(motor.read("command").unwrap(), "stop", "{sig}");
+        assert_eq!(motor.read("stop_action").unwrap(), "brake");
+    }
+}
+
+#[test]
+fn panic_exit_and_drop_stop_the_motor() {
+    for mode in ["panic", "exit", "drop"] {
+        let (tree, motor) = motor_tree();
+        let out = child(&tree, mode).wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match mode {
+            "panic" => assert!(
+                !out.status.success() && stderr.contains("robot code failed"),
+                "{stderr}"
+            ),
+            "exit" => assert_eq!(out.status.code(), Some(3), "{stderr}"),
+            _ => assert!(out.status.success(), "{stderr}"),
+        }
+        assert_eq!(motor.read("command").unwrap(), "stop", "{mode}: {stderr}");
+        assert_eq!(motor.read("stop_action").unwrap(), "brake", "{mode}");
+    }
+}
+
+#[test]
+fn opting_out_leaves_the_motor_alone() {
+    let (tree, motor) = motor_tree();
+    let out = child(&tree, "disarm").wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(motor.read("command").unwrap(), "run-forever");
+
+    let (tree, motor) = motor_tree();
+    let mut c = child(&tree, "release");
+    wait_ready(&mut c);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(c.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    c.wait().unwrap();
+    assert_eq!(motor.read("command").unwrap(), "run-forever");
+}
+
+#[test]
+fn guard_in_process_stop_now_and_capacity() {
+    let (tree, mock) = motor_tree();
+    let motor = TachoMotor::find(tree.root(), "outA").unwrap();
+    let guard = StopGuard::install_without_signals(StopAction::Hold).unwrap();
+    guard.protect(&motor).unwrap();
+    motor.run_forever(100).unwrap();
+    guard.stop_now();
+    assert_eq!(mock.read("command").unwrap(), "stop");
+    assert_eq!(mock.read("stop_action").unwrap(), "hold");
+    // A dropped motor handle does not disturb the guard's descriptors.
+    motor.run_forever(100).unwrap();
+    drop(motor);
+    drop(guard);
+    assert_eq!(mock.read("command").unwrap(), "stop");
+    let text = format!(
+        "{:?}",
+        StopGuard::install_without_signals(StopAction::Coast).unwrap()
+    );
+    assert!(text.contains("Coast"));
+}
