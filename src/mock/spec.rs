@@ -186,6 +186,22 @@ impl SensorDriver {
         }
     }
 
+    /// The driver for a kernel `driver_name`.
+    pub fn from_driver_name(name: &str) -> Option<SensorDriver> {
+        [
+            SensorDriver::Ev3Touch,
+            SensorDriver::Ev3Color,
+            SensorDriver::Ev3Ultrasonic,
+            SensorDriver::Ev3Gyro,
+            SensorDriver::Ev3Infrared,
+            SensorDriver::NxtTouch,
+            SensorDriver::NxtLight,
+            SensorDriver::NxtUltrasonic,
+        ]
+        .into_iter()
+        .find(|d| d.driver_name() == name)
+    }
+
     /// The modes, mode 0 (the default after connect) first.
     pub(crate) fn modes(self) -> &'static [SensorMode] {
         match self {

@@ -1,0 +1,261 @@
+//! The motor simulator: each command's physics (positions reached, timing
+//! within the model's tolerance, state flags), and a small robot scenario.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ev3sysfs::mock::{MockDevice, MockTree, SensorDriver, Simulator, TachoDriver};
+use ev3sysfs::motor::{StopAction, TachoMotor, Tank};
+use ev3sysfs::sensor::{Sensor, TouchSensor};
+
+const MS: Duration = Duration::from_millis(1);
+
+fn setup() -> (Simulator, MockDevice, TachoMotor) {
+    let tree = Arc::new(MockTree::new().unwrap());
+    let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    // The simulator first: it starts the journal the motor's files report to.
+    let sim = Simulator::new(Arc::clone(&tree)).unwrap();
+    let motor = TachoMotor::find(tree.root(), "outA").unwrap();
+    (sim, mock, motor)
+}
+
+fn near(actual: i32, expected: i32, tolerance: i32) {
+    assert!(
+        (actual - expected).abs() <= tolerance,
+        "{actual} not within {tolerance} of {expected}"
+    );
+}
+
+#[test]
+fn run_forever_then_coast_and_brake() {
+    let (mut sim, _mock, m) = setup();
+    m.run_forever(500).unwrap();
+    sim.step(1000 * MS).unwrap();
+    // 0 to 500 counts/s in 500/21000 s: about 6 counts lost.
+    near(m.position().unwrap(), 494, 2);
+    assert_eq!(m.speed().unwrap(), 500);
+    assert!(m.state().unwrap().running());
+    near(m.duty_cycle().unwrap(), 48, 1);
+    m.stop().unwrap();
+    sim.step(2 * MS).unwrap();
+    assert!(
+        !m.state().unwrap().running(),
+        "running is cleared by any stop"
+    );
+    sim.step(500 * MS).unwrap();
+    assert_eq!(m.speed().unwrap(), 0);
+    let coasted = m.position().unwrap() - 494;
+    // Coast: 500 counts/s at 3500 counts/s² is about 36 counts.
+    near(coasted, 36, 4);
+
+    m.stop_with(StopAction::Brake).unwrap();
+    m.run_forever(500).unwrap();
+    sim.step(500 * MS).unwrap();
+    let before = m.position().unwrap();
+    m.stop().unwrap();
+    sim.step(500 * MS).unwrap();
+    let braked = m.position().unwrap() - before;
+    assert!(braked < coasted / 2, "brake {braked} vs coast {coasted}");
+    assert_eq!(m.duty_cycle().unwrap(), 0);
+}
+
+#[test]
+fn run_timed_stops_after_time_sp() {
+    let (mut sim, _mock, m) = setup();
+    m.run_timed(300, 1000).unwrap();
+    sim.step(990 * MS).unwrap();
+    assert!(m.state().unwrap().running());
+    sim.step(20 * MS).unwrap();
+    assert!(!m.state().unwrap().running());
+    sim.step(500 * MS).unwrap();
+    // About 300 counts in 1 s, plus a short coast.
+    near(m.position().unwrap(), 300, 20);
+}
+
+#[test]
+fn run_to_abs_pos_holds_the_target() {
+    let (mut sim, _mock, m) = setup();
+    m.set_stop_action(StopAction::Hold).unwrap();
+    m.run_to_abs_pos(720, 600).unwrap();
+    sim.step(600 * MS).unwrap();
+    assert!(m.state().unwrap().running());
+    sim.step(1000 * MS).unwrap();
+    assert_eq!(m.position().unwrap(), 720);
+    let state = m.state().unwrap();
+    assert!(state.holding() && !state.running(), "{state}");
+    // Backwards, with the sign of speed ignored.
+    m.run_to_abs_pos(-90, 600).unwrap();
+    sim.step(2000 * MS).unwrap();
+    assert_eq!(m.position().unwrap(), -90);
+}
+
+#[test]
+fn the_same_relative_command_twice_moves_twice() {
+    let (mut sim, _mock, m) = setup();
+    // Both writes land before the simulator runs: two events, not one.
+    m.run_to_rel_pos(360, 800).unwrap();
+    m.run_to_rel_pos(360, 800).unwrap();
+    sim.step(3000 * MS).unwrap();
+    assert_eq!(m.position().unwrap(), 720);
+    // The next relative move starts from the previous target.
+    m.run_to_rel_pos(-180, 800).unwrap();
+    sim.step(2000 * MS).unwrap();
+    assert_eq!(m.position().unwrap(), 540);
+    // position_sp 0 is a stop.
+    m.run_to_rel_pos(0, 800).unwrap();
+    sim.step(10 * MS).unwrap();
+    assert!(!m.state().unwrap().running());
+}
+
+#[test]
+fn run_direct_applies_duty_changes_at_once() {
+    let (mut sim, _mock, m) = setup();
+    m.run_direct(50).unwrap();
+    sim.step(200 * MS).unwrap();
+    assert_eq!(m.speed().unwrap(), 525);
+    assert_eq!(m.duty_cycle().unwrap(), 50);
+    m.run_direct(-100).unwrap(); // duty only: run-direct is active
+    sim.step(200 * MS).unwrap();
+    assert_eq!(m.speed().unwrap(), -1050);
+    assert_eq!(m.duty_cycle().unwrap(), -100);
+}
+
+#[test]
+fn ramps_take_their_time_and_show_ramping() {
+    let (mut sim, _mock, m) = setup();
+    m.set_ramp_up_sp(1000).unwrap();
+    m.set_ramp_down_sp(500).unwrap();
+    m.run_forever(1050).unwrap();
+    sim.step(500 * MS).unwrap();
+    near(m.speed().unwrap(), 525, 5);
+    assert!(m.state().unwrap().ramping());
+    sim.step(600 * MS).unwrap();
+    assert_eq!(m.speed().unwrap(), 1050);
+    assert!(!m.state().unwrap().ramping());
+    // Ramp down to a lower speed: 525 counts/s less at 2100 counts/s².
+    m.run_forever(525).unwrap();
+    sim.step(200 * MS).unwrap();
+    near(m.speed().unwrap(), 630, 5);
+    assert!(m.state().unwrap().ramping());
+}
+
+#[test]
+fn speed_sp_is_clipped_and_blocking_stalls() {
+    let (mut sim, mock, m) = setup();
+    // Past the typed API's check: the raw attribute takes anything on a mock.
+    m.device().write_int("speed_sp", 5000).unwrap();
+    m.device().write_str("command", "run-forever").unwrap();
+    sim.step(300 * MS).unwrap();
+    assert_eq!(m.speed().unwrap(), 1050);
+    sim.block(&mock, true);
+    sim.step(50 * MS).unwrap();
+    assert!(!m.state().unwrap().stalled(), "not before 100 ms");
+    sim.step(100 * MS).unwrap();
+    let state = m.state().unwrap();
+    assert!(
+        state.running() && state.stalled() && state.overloaded(),
+        "{state}"
+    );
+    sim.block(&mock, false);
+    sim.step(50 * MS).unwrap();
+    assert!(!m.state().unwrap().stalled());
+}
+
+#[test]
+fn reset_zeroes_position_and_setpoints() {
+    let (mut sim, mock, m) = setup();
+    m.set_stop_action(StopAction::Brake).unwrap();
+    m.run_forever(400).unwrap();
+    sim.step(300 * MS).unwrap();
+    assert!(m.position().unwrap() > 0);
+    m.reset().unwrap();
+    sim.step(300 * MS).unwrap();
+    // Coasting on, but counted from 0 again.
+    assert!(m.position().unwrap() < 100);
+    assert_eq!(mock.read_int("speed_sp").unwrap(), 0);
+    assert_eq!(mock.read("stop_action").unwrap(), "coast");
+    assert!(!m.state().unwrap().running());
+}
+
+#[test]
+fn sensor_mode_writes_are_applied_like_the_driver() {
+    let tree = Arc::new(MockTree::new().unwrap());
+    tree.add_sensor("in3", SensorDriver::Ev3Infrared).unwrap();
+    let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
+    let ir = Sensor::find(tree.root(), "in3", &[]).unwrap();
+    ir.set_mode("IR-SEEK").unwrap();
+    sim.step(2 * MS).unwrap();
+    // The simulator switched the files; the next mode change re-reads them.
+    assert_eq!(ir.device().read_int("num_values").unwrap(), 8);
+    assert_eq!(ir.value(7).unwrap(), 0);
+}
+
+#[test]
+fn robot_drives_until_the_touch_sensor_is_pressed() {
+    let tree = Arc::new(MockTree::ev3().unwrap());
+    let left = tree.add_tacho_motor("outB", TachoDriver::Ev3Large).unwrap();
+    tree.add_tacho_motor("outC", TachoDriver::Ev3Large).unwrap();
+    let bumper = tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();
+    let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
+    // The wall is 2 wheel turns away.
+    let wheel = left.clone();
+    sim.script_sensor(&bumper, 0, move |world| {
+        i64::from(world.position(&wheel) >= 720)
+    });
+
+    // Robot code, as it would run on the brick.
+    let root = tree.root();
+    let tank = Tank::new(
+        TachoMotor::find(root, "outB").unwrap(),
+        TachoMotor::find(root, "outC").unwrap(),
+    );
+    let touch = TouchSensor::find(root, "in1").unwrap();
+    tank.left.set_stop_action(StopAction::Brake).unwrap();
+    tank.right.set_stop_action(StopAction::Brake).unwrap();
+    tank.drive(600, 600).unwrap();
+    let mut steps = 0;
+    while !touch.pressed().unwrap() {
+        sim.step(10 * MS).unwrap(); // the control loop's period
+        steps += 1;
+        assert!(steps < 500, "never reached the wall");
+    }
+    tank.stop().unwrap();
+    sim.step(500 * MS).unwrap();
+
+    // About 1.2 s at 600 counts/s, stopped within a control period or so.
+    assert!((115..=130).contains(&steps), "{steps} steps");
+    let position = tank.left.position().unwrap();
+    assert!((720..=740).contains(&position), "{position}");
+    assert_eq!(
+        tank.left.position().unwrap(),
+        tank.right.position().unwrap()
+    );
+    assert!(!tank.left.state().unwrap().running());
+}
+
+#[test]
+fn realtime_mode_runs_examples_on_the_host() {
+    let tree = Arc::new(MockTree::new().unwrap());
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Medium)
+        .unwrap();
+    let sim = Simulator::new(Arc::clone(&tree)).unwrap().run_realtime();
+    let m = TachoMotor::find(tree.root(), "outA").unwrap();
+    m.set_stop_action(StopAction::Hold).unwrap();
+    let start = std::time::Instant::now();
+    m.run_to_rel_pos(360, 1200).unwrap();
+    // The wait polls: the simulator moves in the background.
+    m.wait_until(|s| s.running(), Duration::from_secs(2))
+        .unwrap();
+    let state = m.wait_while_running(Duration::from_secs(5)).unwrap();
+    assert!(state.holding());
+    assert_eq!(m.position().unwrap(), 360);
+    // 360 counts at 1200 counts/s plus speeding up and slowing down: about
+    // 0.34 s of simulated motion, kept to the wall clock.
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(250) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    sim.with(|s| assert!(s.time() >= Duration::from_millis(250)));
+}
