@@ -2,32 +2,32 @@
 //! setpoints and commands, read values back. One `pwrite` per write, one
 //! `pread` per read once the attributes are open.
 //!
-//! On a brick it uses the first tacho motor; elsewhere it builds a mock tree
-//! (nothing moves there: the mock records what was written).
+//! On a brick it uses the first tacho motor; elsewhere a simulated one.
 //!
 //!     cargo run --example raw_attributes
 
-use ev3sysfs::mock::{MockTree, TachoDriver};
+use ev3sysfs::mock::{Playground, TachoDriver};
 use ev3sysfs::SysfsDevice;
 
 fn main() -> ev3sysfs::Result<()> {
-    let root = ev3sysfs::default_root();
-    let motors = ev3sysfs::list(&root, "tacho-motor")?;
-    // Keep the mock tree alive for as long as the device is used.
-    let (_mock, motor) = match motors.first() {
-        Some(info) => (None, SysfsDevice::from_dir(&info.path)?),
-        None => {
-            let tree = MockTree::new()?;
-            let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large)?;
-            println!(
-                "no tacho motor under {}: using a mock tree at {}",
-                root.display(),
-                tree.root().display()
-            );
-            let motor = SysfsDevice::open(tree.root(), "tacho-motor", &mock.name())?;
-            (Some(tree), motor)
-        }
+    let place = Playground::brick_or_simulated("tacho-motor", |tree| {
+        tree.add_tacho_motor("outA", TachoDriver::Ev3Large)
+            .map(drop)
+    })?;
+    if place.is_simulated() {
+        println!(
+            "no tacho motor here: simulating one under {}",
+            place.root().display()
+        );
+    }
+    let motors = ev3sysfs::list(place.root(), "tacho-motor")?;
+    let Some(info) = motors.first() else {
+        return Err(ev3sysfs::Error::NotFound {
+            what: "tacho-motor".into(),
+            seen: String::new(),
+        });
     };
+    let motor = SysfsDevice::from_dir(&info.path)?;
     println!(
         "{}: {} on {}",
         motor.dir().display(),

@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-pub use sim::{RealtimeSim, Simulator, World, TICK};
+pub use sim::{Playground, RealtimeSim, Simulator, World, TICK};
 pub use spec::{SensorDriver, TachoDriver};
 
 use crate::attr::{locked, store_whole, JOURNAL_NAME, MAX_VALUE_LEN};

@@ -616,3 +616,65 @@ impl Drop for RealtimeSim {
         }
     }
 }
+
+/// Where a program's devices are: the brick's sysfs, or a simulated brick.
+/// Keep it alive as long as the devices are used.
+#[derive(Debug)]
+pub struct Playground {
+    root: PathBuf,
+    simulated: Option<(Arc<MockTree>, RealtimeSim)>,
+}
+
+impl Playground {
+    /// Uses the real tree ([`crate::default_root`]) when it has a device of
+    /// class `needs` (e.g. `tacho-motor`); otherwise builds a simulated
+    /// brick: [`MockTree::ev3`], then `build` adds devices, and a real-time
+    /// [`Simulator`] runs it. Examples use this to run anywhere.
+    ///
+    /// # Errors
+    /// Errors creating the tree, from `build`, or starting the simulator.
+    pub fn brick_or_simulated(
+        needs: &str,
+        build: impl FnOnce(&MockTree) -> Result<()>,
+    ) -> Result<Playground> {
+        let root = crate::default_root();
+        if !crate::discover::list(&root, needs)?.is_empty() {
+            return Ok(Playground {
+                root,
+                simulated: None,
+            });
+        }
+        let tree = Arc::new(MockTree::ev3()?);
+        build(&tree)?;
+        let sim = Simulator::new(Arc::clone(&tree))?.run_realtime();
+        log::info!(
+            "no {needs} under {}: simulating a brick at {}",
+            root.display(),
+            tree.root().display()
+        );
+        Ok(Playground {
+            root: tree.root().to_path_buf(),
+            simulated: Some((tree, sim)),
+        })
+    }
+
+    /// The class root to find devices under.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `true` when the devices are simulated.
+    pub fn is_simulated(&self) -> bool {
+        self.simulated.is_some()
+    }
+
+    /// The simulator, when simulated (to script sensors, block motors).
+    pub fn simulator(&self) -> Option<&RealtimeSim> {
+        self.simulated.as_ref().map(|(_, sim)| sim)
+    }
+
+    /// The mock tree, when simulated.
+    pub fn tree(&self) -> Option<&Arc<MockTree>> {
+        self.simulated.as_ref().map(|(tree, _)| tree)
+    }
+}

@@ -670,9 +670,28 @@ impl TachoMotor {
     /// Waits until the motor is no longer running (a run-to-pos or run-timed
     /// command finished, or a stop).
     ///
+    /// On a mock tree, after a run command sent through this handle, it first
+    /// allows up to 100 ms for `running` to appear, since a simulator shows
+    /// it a tick after the write (the kernel does at once).
+    ///
     /// # Errors
     /// As [`TachoMotor::wait_until`].
     pub fn wait_while_running(&self, timeout: Duration) -> Result<State> {
+        let last = self.last_command.load(Ordering::Relaxed);
+        let ran = Command::ALL
+            .iter()
+            .any(|c| c.runs() && encode(&Command::ALL, *c) == last);
+        if ran && !self.is_sysfs() {
+            // The kernel shows `running` as soon as the command is stored; a
+            // simulator shows it one tick later. Give it that tick (and any
+            // that follows in the first 100 ms) before waiting for the end.
+            let start = Instant::now();
+            match self.wait_until(State::running, timeout.min(Duration::from_millis(100))) {
+                Ok(_) | Err(Error::Timeout { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            return self.wait_until(|s| !s.running(), timeout.saturating_sub(start.elapsed()));
+        }
         self.wait_until(|s| !s.running(), timeout)
     }
 
