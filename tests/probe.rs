@@ -277,3 +277,24 @@ fn real_kernfs_attribute() {
         assert_eq!(std::fs::read_to_string(&mtu).unwrap(), "1500\n");
     });
 }
+
+#[test]
+fn response_mode_on_the_simulator_and_refused_on_a_brick_without_permission() {
+    let out = probe(&["--response", "3", "--mock"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("SIMULATED"), "{stdout}");
+    assert_eq!(stdout.matches("(3 trials)").count(), 2, "{stdout}");
+    assert!(stdout.contains("state shows running") && stdout.contains("position changes"));
+
+    // A tree with a motor looks like a brick: motion needs --allow-motion.
+    let tree = MockTree::new().unwrap();
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let out = probe(&["--root", tree.root().to_str().unwrap(), "--response", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).1.contains("--allow-motion"));
+    assert_eq!(motor.read("command").unwrap(), "", "nothing was sent");
+    let out = probe(&["--path", "/x/speed_sp", "--response", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).1.contains("--port"));
+}

@@ -637,21 +637,37 @@ impl Playground {
         needs: &str,
         build: impl FnOnce(&MockTree) -> Result<()>,
     ) -> Result<Playground> {
-        let root = crate::default_root();
+        Playground::at_or_simulated(crate::default_root(), needs, build)
+    }
+
+    /// As [`Playground::brick_or_simulated`], looking under `root`.
+    ///
+    /// # Errors
+    /// As [`Playground::brick_or_simulated`].
+    pub fn at_or_simulated(
+        root: impl Into<PathBuf>,
+        needs: &str,
+        build: impl FnOnce(&MockTree) -> Result<()>,
+    ) -> Result<Playground> {
+        let root = root.into();
         if !crate::discover::list(&root, needs)?.is_empty() {
             return Ok(Playground {
                 root,
                 simulated: None,
             });
         }
+        log::info!("no {needs} under {}: simulating a brick", root.display());
+        Playground::simulated(build)
+    }
+
+    /// A simulated brick, whatever is plugged in here.
+    ///
+    /// # Errors
+    /// Errors creating the tree, from `build`, or starting the simulator.
+    pub fn simulated(build: impl FnOnce(&MockTree) -> Result<()>) -> Result<Playground> {
         let tree = Arc::new(MockTree::ev3()?);
         build(&tree)?;
         let sim = Simulator::new(Arc::clone(&tree))?.run_realtime();
-        log::info!(
-            "no {needs} under {}: simulating a brick at {}",
-            root.display(),
-            tree.root().display()
-        );
         Ok(Playground {
             root: tree.root().to_path_buf(),
             simulated: Some((tree, sim)),

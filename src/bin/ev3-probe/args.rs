@@ -14,9 +14,11 @@ percentiles, user/system CPU, wall time, context switches):
           seek-write  lseek + write on a kept fd (classic C, ev3dev2, ev3dev-lang-rust)
           pwrite      one pwrite(fd, value, 0) on a kept fd
           stdio       buffered writer: seek + write + flush per command
-          driver      this crate (SysfsDevice::write_str: one pwrite)
+          driver      this crate: TachoMotor::set_speed_sp on a motor (checks the
+                      range, then one pwrite), SysfsDevice::write_str on a --path
           each of the first four with open flags none, O_SYNC, O_DSYNC, O_DIRECT
-  reads   reopen, seek-read, pread, mmap, driver (SysfsDevice::read_int)
+  reads   reopen, seek-read, pread, mmap, driver (TachoMotor::position, or
+          SysfsDevice::read_text on a --path)
 
 USAGE:
   ev3-probe [OPTIONS]
@@ -44,6 +46,12 @@ REAL-TIME SETTINGS (reported in the header; negative nice and FIFO need root):
   --nice N            setpriority (ev3dev runs programs at -10)
   --fifo PRIO         SCHED_FIFO with priority PRIO (1-99)
   --mlockall          lock current and future memory (no page faults)
+
+RESPONSE (moves the motor):
+  --response TRIALS   time from writing run-forever until `state` shows running
+                      and until `position` changes, over TRIALS start/stop
+                      cycles at half speed. On a brick it needs --allow-motion;
+                      with no motor present it runs the simulator.
 
 OUTPUT:
   --format FMT        table, csv or json [default: table]
@@ -82,6 +90,7 @@ pub struct Options {
     pub mlockall: bool,
     pub format: Format,
     pub histogram: Option<String>,
+    pub response: Option<usize>,
     pub help: bool,
 }
 
@@ -108,6 +117,7 @@ impl Default for Options {
             mlockall: false,
             format: Format::Table,
             histogram: None,
+            response: None,
             help: false,
         }
     }
@@ -191,6 +201,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
                 }
             }
             "--histogram" => o.histogram = Some(value()?),
+            "--response" => {
+                let trials: usize = number(&name, &value()?)?;
+                if trials == 0 {
+                    return Err("--response needs at least 1 trial".into());
+                }
+                o.response = Some(trials);
+            }
             other => return Err(format!("unknown option {other:?} (see --help)")),
         }
     }
@@ -252,6 +269,7 @@ mod tests {
         assert_eq!((o.nice, o.fifo, o.mlockall), (Some(-10), Some(20), true));
         assert_eq!(o.histogram.as_deref(), Some("pwrite/O_SYNC"));
         assert_eq!(o.max_time, Duration::from_millis(500));
+        assert_eq!(o.response, Some(3));
     }
 
     #[test]
@@ -267,6 +285,7 @@ mod tests {
         assert!(p(&["--fifo", "100"]).is_err());
         assert!(p(&["--max-time", "-1"]).is_err());
         assert!(p(&["--path", "/x", "--port", "outA"]).is_err());
+        assert!(p(&["--response", "0"]).is_err());
         assert!(p(&["--help"]).unwrap().help);
     }
 }

@@ -2,6 +2,7 @@
 
 mod args;
 mod report;
+mod response;
 mod stats;
 mod strategy;
 mod sys;
@@ -28,7 +29,11 @@ fn main() -> ExitCode {
         print!("{}", args::HELP);
         return ExitCode::SUCCESS;
     }
-    match run(&options) {
+    let result = match options.response {
+        Some(trials) => run_response(&options, trials),
+        None => run(&options),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ev3-probe: {e}");
@@ -205,6 +210,66 @@ fn machine() -> String {
     )
 }
 
+/// `--response`: a tacho motor on a brick (with --allow-motion), or a
+/// simulated one.
+fn run_response(o: &Options, trials: usize) -> Result<(), String> {
+    use ev3sysfs::mock::Playground;
+    use ev3sysfs::motor::TachoMotor;
+    if o.path.is_some() {
+        return Err("--response needs a tacho motor: use --port, not --path".into());
+    }
+    let root = o.root.clone().unwrap_or_else(ev3sysfs::default_root);
+    let place = if o.force_mock {
+        Playground::simulated(add_simulated_motor)
+    } else {
+        Playground::at_or_simulated(root, "tacho-motor", add_simulated_motor)
+    }
+    .map_err(|e| e.to_string())?;
+    if !place.is_simulated() && !o.allow_motion {
+        return Err("--response moves the motor: add --allow-motion (and make room for it)".into());
+    }
+    let port = o.port.as_deref().unwrap_or("outA");
+    let motor = if o.port.is_none() && !place.is_simulated() {
+        let first = ev3sysfs::list(place.root(), "tacho-motor").map_err(|e| e.to_string())?;
+        let info = first.first().ok_or("no tacho motor found")?;
+        TachoMotor::from_device(
+            ev3sysfs::SysfsDevice::from_dir(&info.path).map_err(|e| e.to_string())?,
+        )
+    } else {
+        TachoMotor::find(place.root(), port)
+    }
+    .map_err(|e| e.to_string())?;
+    let guard = ev3sysfs::StopGuard::install(ev3sysfs::motor::StopAction::Brake)
+        .map_err(|e| e.to_string())?;
+    guard.protect(&motor).map_err(|e| e.to_string())?;
+    let mut header: report::Header = vec![
+        (
+            "target",
+            if place.is_simulated() {
+                format!(
+                    "SIMULATED {} (motor simulator, 2 ms ticks): not a brick",
+                    motor.driver_name()
+                )
+            } else {
+                format!("{} {}", motor.driver_name(), motor.device().dir().display())
+            },
+        ),
+        ("machine", machine()),
+    ];
+    apply_realtime(o, &mut header)?;
+    for (k, v) in &header {
+        println!("{k:>12}: {v}");
+    }
+    let mut r = response::measure(&motor, trials)?;
+    print!("{}", response::report(&mut r));
+    Ok(())
+}
+
+fn add_simulated_motor(tree: &MockTree) -> ev3sysfs::Result<()> {
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Large)
+        .map(drop)
+}
+
 fn run(o: &Options) -> Result<(), String> {
     let chosen = choose(o)?;
     let (value, original) = value_to_write(o, &chosen)?;
@@ -247,7 +312,22 @@ fn run(o: &Options) -> Result<(), String> {
     ];
     apply_realtime(o, &mut header)?;
 
+    // A tacho motor (not a bare --path): measure the typed API as `driver`.
+    let motor = if o.path.is_none() {
+        ev3sysfs::SysfsDevice::from_dir(chosen.device.dir())
+            .and_then(ev3sysfs::motor::TachoMotor::from_device)
+            .ok()
+    } else {
+        None
+    };
+    let driver_api = if motor.is_some() {
+        "TachoMotor::set_speed_sp / TachoMotor::position"
+    } else {
+        "SysfsDevice::write_str / read_text"
+    };
+    header.push(("driver", driver_api.into()));
     let target = Target {
+        motor,
         device: chosen.device,
         write_attr: chosen.write_attr,
         read_attr,

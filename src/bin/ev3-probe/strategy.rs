@@ -22,6 +22,9 @@ pub enum Kind {
 /// What is measured: the attribute files and the value to write.
 pub struct Target {
     pub device: SysfsDevice,
+    /// The typed motor, when the target is a tacho motor: the `driver`
+    /// strategies then use its `speed_sp` setter and `position` getter.
+    pub motor: Option<ev3sysfs::motor::TachoMotor>,
     pub write_attr: String,
     pub read_attr: Option<String>,
     pub value: String,
@@ -158,8 +161,15 @@ fn write_op<'a>(target: &'a Target, strategy: &str, flags: &'static str) -> Resu
         }
         _ => {
             let (device, attr, text) = (&target.device, &target.write_attr, &target.value);
-            device.attribute(attr).map_err(|e| e.to_string())?;
-            Box::new(move || device.write_str(attr, text).map_err(|e| e.to_string()))
+            match (&target.motor, attr.as_str(), text.parse::<i32>()) {
+                (Some(motor), "speed_sp", Ok(speed)) => {
+                    Box::new(move || motor.set_speed_sp(speed).map_err(|e| e.to_string()))
+                }
+                _ => {
+                    device.attribute(attr).map_err(|e| e.to_string())?;
+                    Box::new(move || device.write_str(attr, text).map_err(|e| e.to_string()))
+                }
+            }
         }
     })
 }
@@ -193,6 +203,10 @@ fn read_op<'a>(target: &'a Target, strategy: &str) -> Result<Op<'a>, String> {
                 let (len, _sum) = map.read_value();
                 check_read(len)
             })
+        }
+        _ if target.motor.is_some() && target.read_attr.as_deref() == Some("position") => {
+            let motor = target.motor.as_ref().ok_or("no motor")?;
+            Box::new(move || motor.position().map(drop).map_err(|e| e.to_string()))
         }
         _ => {
             let device = &target.device;
