@@ -35,7 +35,7 @@
 //! # Ok(()) }
 //! ```
 
-mod sim;
+pub mod sim;
 mod spec;
 
 use std::fs::{self, File, OpenOptions};
