@@ -259,6 +259,8 @@ mod tests {
             "pwrite/O_SYNC",
             "--max-time",
             "0.5",
+            "--response",
+            "3",
         ])
         .unwrap();
         assert_eq!(o.port.as_deref(), Some("outB"));
