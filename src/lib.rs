@@ -43,6 +43,8 @@ pub mod device;
 pub mod discover;
 pub mod error;
 pub mod guard;
+#[cfg(feature = "hal")]
+pub mod hal;
 pub mod led;
 pub mod mock;
 pub mod motor;
