@@ -4,12 +4,16 @@
 mod dc;
 mod group;
 mod servo;
+mod state;
 mod tacho;
+mod units;
+mod wait;
 
 pub use dc::{DcCommand, DcMotor};
 pub use group::{TachoGroup, Tank};
 pub use servo::ServoMotor;
-pub use tacho::{Pid, State, TachoMotor};
+pub use state::{Pid, State};
+pub use tacho::TachoMotor;
 
 use crate::error::{Error, Result};
 

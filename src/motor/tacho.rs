@@ -14,71 +14,7 @@ use crate::device::SysfsDevice;
 use crate::discover::{self, Query};
 use crate::error::{Error, Result};
 
-/// The `state` flags of a tacho motor, as a bit set (no allocation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct State(u32);
-
-impl State {
-    /// The flag names, in the kernel's order (bit `i` is `NAMES[i]`).
-    pub const NAMES: [&'static str; 5] = ["running", "ramping", "holding", "overloaded", "stalled"];
-
-    /// Builds a state from bits (bit `i` = [`State::NAMES`]`[i]`).
-    pub fn from_bits(bits: u32) -> State {
-        State(bits & 0b11111)
-    }
-    /// The raw bits.
-    pub fn bits(self) -> u32 {
-        self.0
-    }
-    /// A run command is active. Cleared by any stop: a held motor shows
-    /// only `holding`.
-    pub fn running(self) -> bool {
-        self.0 & 1 != 0
-    }
-    /// Ramping up or down, or decelerating toward a position target.
-    pub fn ramping(self) -> bool {
-        self.0 & 2 != 0
-    }
-    /// The hold PID keeps the position (after a stop with `hold`).
-    pub fn holding(self) -> bool {
-        self.0 & 4 != 0
-    }
-    /// The speed or hold PID is saturated (more than 100 % duty needed).
-    pub fn overloaded(self) -> bool {
-        self.0 & 8 != 0
-    }
-    /// Running, but the speed has been 0 for more than 100 ms.
-    pub fn stalled(self) -> bool {
-        self.0 & 16 != 0
-    }
-}
-
-impl std::fmt::Display for State {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut first = true;
-        for (i, name) in State::NAMES.iter().enumerate() {
-            if self.0 & (1 << i) != 0 {
-                if !first {
-                    f.write_str(" ")?;
-                }
-                f.write_str(name)?;
-                first = false;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// PID constants (`speed_pid`, `hold_pid`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pid {
-    /// Proportional gain.
-    pub kp: i32,
-    /// Integral gain.
-    pub ki: i32,
-    /// Derivative gain.
-    pub kd: i32,
-}
+pub use super::state::{Pid, State};
 
 const UNKNOWN: u8 = 0;
 
@@ -308,6 +244,19 @@ impl TachoMotor {
     /// The open `command` and `stop_action` attributes (for the stop guard).
     pub(crate) fn stop_attributes(&self) -> (&Attribute, &Attribute) {
         (&self.command, &self.stop_action)
+    }
+
+    /// The open `state` attribute (for waits).
+    pub(super) fn state_attribute(&self) -> &Attribute {
+        &self.state
+    }
+
+    /// Whether the last command sent through this handle was a run command.
+    pub(super) fn last_command_ran(&self) -> bool {
+        let last = self.last_command.load(Ordering::Relaxed);
+        Command::ALL
+            .iter()
+            .any(|c| c.runs() && encode(&Command::ALL, *c) == last)
     }
 
     /// `true` when this is real sysfs, `false` on a mock tree.
@@ -627,115 +576,6 @@ impl TachoMotor {
     pub fn state(&self) -> Result<State> {
         self.state.read_flags(&State::NAMES).map(State::from_bits)
     }
-
-    // ----- waiting -----------------------------------------------------------
-
-    /// Waits until `done(state)` holds, for at most `timeout`, and returns
-    /// that state. Sleeps in `poll(POLLPRI)` on `state` (the kernel checks
-    /// it every 50 ms and may not notify), re-reading at least every 100 ms;
-    /// on a mock tree it re-reads every 10 ms. Never spins.
-    ///
-    /// # Errors
-    /// [`Error::Timeout`]; read errors ([`Error::Disconnected`]).
-    pub fn wait_until(
-        &self,
-        mut done: impl FnMut(State) -> bool,
-        timeout: Duration,
-    ) -> Result<State> {
-        let start = Instant::now();
-        let period = if self.is_sysfs() {
-            Duration::from_millis(100)
-        } else {
-            Duration::from_millis(10)
-        };
-        loop {
-            let state = self.state()?;
-            if done(state) {
-                return Ok(state);
-            }
-            let left = timeout.saturating_sub(start.elapsed());
-            if left.is_zero() {
-                return Err(Error::Timeout {
-                    what: format!(
-                        "{} on {} (state: [{state}])",
-                        self.driver_name, self.address
-                    ),
-                    waited: start.elapsed(),
-                });
-            }
-            self.state.wait_for_change(left.min(period))?;
-        }
-    }
-
-    /// Waits until the motor is no longer running (a run-to-pos or run-timed
-    /// command finished, or a stop).
-    ///
-    /// On a mock tree, after a run command sent through this handle, it first
-    /// allows up to 100 ms for `running` to appear, since a simulator shows
-    /// it a tick after the write (the kernel does at once).
-    ///
-    /// # Errors
-    /// As [`TachoMotor::wait_until`].
-    pub fn wait_while_running(&self, timeout: Duration) -> Result<State> {
-        let last = self.last_command.load(Ordering::Relaxed);
-        let ran = Command::ALL
-            .iter()
-            .any(|c| c.runs() && encode(&Command::ALL, *c) == last);
-        if ran && !self.is_sysfs() {
-            // The kernel shows `running` as soon as the command is stored; a
-            // simulator shows it one tick later. Give it that tick (and any
-            // that follows in the first 100 ms) before waiting for the end.
-            let start = Instant::now();
-            match self.wait_until(State::running, timeout.min(Duration::from_millis(100))) {
-                Ok(_) | Err(Error::Timeout { .. }) => {}
-                Err(e) => return Err(e),
-            }
-            return self.wait_until(|s| !s.running(), timeout.saturating_sub(start.elapsed()));
-        }
-        self.wait_until(|s| !s.running(), timeout)
-    }
-
-    // ----- units (integer only: the EV3 has no FPU) -------------------------
-
-    fn cpr(&self) -> i64 {
-        i64::from(self.count_per_rot.unwrap_or(360))
-    }
-
-    /// Tacho counts for `degrees` of rotation, rounded to nearest.
-    pub fn degrees_to_counts(&self, degrees: i32) -> i32 {
-        scale(i64::from(degrees), self.cpr(), 360)
-    }
-    /// Degrees of rotation for `counts`, rounded to nearest.
-    pub fn counts_to_degrees(&self, counts: i32) -> i32 {
-        scale(i64::from(counts), 360, self.cpr())
-    }
-    /// Tacho counts for `milli_rotations` thousandths of a rotation.
-    pub fn rotations_to_counts(&self, milli_rotations: i32) -> i32 {
-        scale(i64::from(milli_rotations), self.cpr(), 1000)
-    }
-    /// Counts per second for `rpm` rotations per minute.
-    pub fn rpm_to_speed(&self, rpm: i32) -> i32 {
-        scale(i64::from(rpm), self.cpr(), 60)
-    }
-    /// Rotations per minute for `speed` counts per second.
-    pub fn speed_to_rpm(&self, speed: i32) -> i32 {
-        scale(i64::from(speed), 60, self.cpr())
-    }
-}
-
-/// `value * num / den`, rounded half away from zero, saturated to i32.
-fn scale(value: i64, num: i64, den: i64) -> i32 {
-    if den == 0 {
-        return 0;
-    }
-    let product = value * num;
-    let half = den.abs() / 2;
-    let rounded = if (product < 0) == (den < 0) {
-        (product.abs() + half) / den.abs()
-    } else {
-        -((product.abs() + half) / den.abs())
-    };
-    i32::try_from(rounded).unwrap_or(if rounded < 0 { i32::MIN } else { i32::MAX })
 }
 
 fn read_pid(dev: &SysfsDevice) -> Result<Pid> {
@@ -754,31 +594,4 @@ fn write_pid(dev: &SysfsDevice, pid: Pid) -> Result<()> {
     dev.write_int("Kp", i64::from(pid.kp))?;
     dev.write_int("Ki", i64::from(pid.ki))?;
     dev.write_int("Kd", i64::from(pid.kd))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integer_scaling() {
-        assert_eq!(scale(90, 360, 360), 90);
-        assert_eq!(scale(1, 1, 2), 1);
-        assert_eq!(scale(-1, 1, 2), -1);
-        assert_eq!(scale(1, 1, 3), 0);
-        assert_eq!(scale(2, 1, 3), 1);
-        assert_eq!(scale(-2, 1, 3), -1);
-        assert_eq!(scale(1500, 360, 1000), 540);
-        assert_eq!(scale(60, 360, 60), 360);
-        assert_eq!(scale(i64::from(i32::MAX), 4, 1), i32::MAX);
-        assert_eq!(scale(5, 1, 0), 0);
-    }
-
-    #[test]
-    fn state_display() {
-        let s = State::from_bits(0b10101);
-        assert!(s.running() && s.holding() && s.stalled() && !s.ramping());
-        assert_eq!(s.to_string(), "running holding stalled");
-        assert_eq!(State::default().to_string(), "");
-    }
 }

@@ -1,0 +1,72 @@
+//! Waiting for a tacho motor's state: `poll(POLLPRI)` on `state` with
+//! bounded re-checks, never a busy loop.
+
+use std::time::{Duration, Instant};
+
+use super::tacho::TachoMotor;
+use super::State;
+use crate::error::{Error, Result};
+
+impl TachoMotor {
+    /// Waits until `done(state)` holds, for at most `timeout`, and returns
+    /// that state. Sleeps in `poll(POLLPRI)` on `state` (the kernel checks
+    /// it every 50 ms and may not notify), re-reading at least every 100 ms;
+    /// on a mock tree it re-reads every 10 ms. Never spins.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`]; read errors ([`Error::Disconnected`]).
+    pub fn wait_until(
+        &self,
+        mut done: impl FnMut(State) -> bool,
+        timeout: Duration,
+    ) -> Result<State> {
+        let start = Instant::now();
+        let period = if self.is_sysfs() {
+            Duration::from_millis(100)
+        } else {
+            Duration::from_millis(10)
+        };
+        loop {
+            let state = self.state()?;
+            if done(state) {
+                return Ok(state);
+            }
+            let left = timeout.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(Error::Timeout {
+                    what: format!(
+                        "{} on {} (state: [{state}])",
+                        self.driver_name(),
+                        self.address()
+                    ),
+                    waited: start.elapsed(),
+                });
+            }
+            self.state_attribute().wait_for_change(left.min(period))?;
+        }
+    }
+
+    /// Waits until the motor is no longer running (a run-to-pos or run-timed
+    /// command finished, or a stop).
+    ///
+    /// On a mock tree, after a run command sent through this handle, it first
+    /// allows up to 100 ms for `running` to appear, since a simulator shows
+    /// it a tick after the write (the kernel does at once).
+    ///
+    /// # Errors
+    /// As [`TachoMotor::wait_until`].
+    pub fn wait_while_running(&self, timeout: Duration) -> Result<State> {
+        if self.last_command_ran() && !self.is_sysfs() {
+            // The kernel shows `running` as soon as the command is stored; a
+            // simulator shows it one tick later. Give it that tick (and any
+            // that follows in the first 100 ms) before waiting for the end.
+            let start = Instant::now();
+            match self.wait_until(State::running, timeout.min(Duration::from_millis(100))) {
+                Ok(_) | Err(Error::Timeout { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            return self.wait_until(|s| !s.running(), timeout.saturating_sub(start.elapsed()));
+        }
+        self.wait_until(|s| !s.running(), timeout)
+    }
+}
