@@ -26,9 +26,11 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::emulate::Emulation;
+pub use crate::emulate::JOURNAL_NAME;
+pub(crate) use crate::emulate::{locked, store_whole};
 use crate::error::{Error, Operation, Result};
 use crate::value;
 
@@ -132,85 +134,6 @@ pub struct Attribute {
     emulation: Option<Emulation>,
 }
 
-/// Whole-value store emulation for a regular (mock) file.
-#[derive(Debug)]
-struct Emulation {
-    /// Serialises threads sharing this file description (`flock` does not,
-    /// as they hold the same lock).
-    lock: Mutex<()>,
-    /// The mock tree's write journal, when it has one.
-    journal: Option<Journal>,
-}
-
-/// Name of the write journal at the root of a mock tree. When it exists,
-/// every emulated store appends one record to it, so that a simulator sees
-/// every write, in order, even the same value twice.
-pub const JOURNAL_NAME: &str = ".ev3sysfs-journal";
-
-/// How many directories above an attribute file the journal is looked for
-/// (`root/class/device/sub/attr`).
-const JOURNAL_SEARCH_DEPTH: usize = 4;
-
-#[derive(Debug)]
-struct Journal {
-    file: File,
-    /// The attribute path relative to the journal's directory.
-    key: Box<[u8]>,
-}
-
-impl Journal {
-    fn find(path: &Path) -> Option<Journal> {
-        let mut dir = path.parent();
-        for _ in 0..JOURNAL_SEARCH_DEPTH {
-            let d = dir?;
-            let candidate = d.join(JOURNAL_NAME);
-            if candidate.is_file() {
-                let file = OpenOptions::new().append(true).open(&candidate).ok()?;
-                let key = path.strip_prefix(d).ok()?.as_os_str().as_encoded_bytes();
-                return Some(Journal {
-                    file,
-                    key: key.into(),
-                });
-            }
-            dir = d.parent();
-        }
-        None
-    }
-
-    /// Appends `"<key len> <value len>\n<key><value>\n"` with one `writev` on
-    /// an `O_APPEND` file: atomic and ordered among all writers, no
-    /// allocation.
-    fn record(&self, value: &[u8]) -> io::Result<()> {
-        use std::io::{IoSlice, Write};
-        let mut header = [0u8; 2 * value::INT_BUF_LEN + 2];
-        let mut len = 0;
-        for (i, n) in [self.key.len(), value.len()].into_iter().enumerate() {
-            let mut buf = [0u8; value::INT_BUF_LEN];
-            // Lengths are at most a path or a page: they fit in i64.
-            let digits = value::format_int(n as i64, &mut buf);
-            header[len..len + digits.len()].copy_from_slice(digits);
-            len += digits.len();
-            header[len] = if i == 0 { b' ' } else { b'\n' };
-            len += 1;
-        }
-        let parts = [
-            IoSlice::new(&header[..len]),
-            IoSlice::new(&self.key),
-            IoSlice::new(value),
-            IoSlice::new(b"\n"),
-        ];
-        let total = len + self.key.len() + value.len() + 1;
-        let written = (&self.file).write_vectored(&parts)?;
-        if written != total {
-            return Err(io::Error::new(
-                io::ErrorKind::WriteZero,
-                "short journal write",
-            ));
-        }
-        Ok(())
-    }
-}
-
 impl Attribute {
     /// Opens the attribute file at `path` with `O_SYNC | O_CLOEXEC` and the
     /// given access mode.
@@ -248,10 +171,7 @@ impl Attribute {
             }
         }
         log::trace!("opened {} ({access:?}, sysfs: {on_sysfs})", path.display());
-        let emulation = (!on_sysfs).then(|| Emulation {
-            lock: Mutex::new(()),
-            journal: Journal::find(&path),
-        });
+        let emulation = (!on_sysfs).then(|| Emulation::new(&path));
         Ok(Attribute {
             file,
             name,
@@ -326,7 +246,7 @@ impl Attribute {
         }
         let written = match &self.emulation {
             None => self.file.write_at(bytes, 0),
-            Some(emulation) => self.emulated_store(emulation, bytes),
+            Some(emulation) => emulation.store(&self.file, bytes),
         }
         .map_err(|e| Error::from_io(&self.path, Operation::Write, Some(bytes), e))?;
         if written != bytes.len() {
@@ -361,21 +281,6 @@ impl Attribute {
         self.write_bytes(value::format_int(value, &mut buf))
     }
 
-    fn emulated_store(&self, emulation: &Emulation, bytes: &[u8]) -> io::Result<usize> {
-        let _guard = emulation
-            .lock
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let written = locked(&self.file, true, || {
-            self.check_linked()?;
-            store_whole(&self.file, bytes)
-        })?;
-        if let Some(journal) = &emulation.journal {
-            journal.record(bytes)?;
-        }
-        Ok(written)
-    }
-
     /// The error for reading a write-only or writing a read-only attribute:
     /// sysfs would have refused to open it that way (`EACCES`).
     #[cold]
@@ -388,14 +293,6 @@ impl Attribute {
                 format!("the attribute is {:?}", self.access),
             ),
         }
-    }
-
-    /// An unlinked mock file stands for an unplugged device.
-    fn check_linked(&self) -> io::Result<()> {
-        if self.file.metadata()?.nlink() == 0 {
-            return Err(io::Error::from_raw_os_error(libc::ENODEV));
-        }
-        Ok(())
     }
 
     // ----- reading -------------------------------------------------------
@@ -414,16 +311,7 @@ impl Attribute {
         }
         match &self.emulation {
             None => self.file.read_at(buf, 0),
-            Some(emulation) => {
-                let _guard = emulation
-                    .lock
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-                locked(&self.file, false, || {
-                    self.check_linked()?;
-                    self.file.read_at(buf, 0)
-                })
-            }
+            Some(emulation) => emulation.load(&self.file, buf),
         }
         .map_err(|e| Error::from_io(&self.path, Operation::Read, None, e))
     }
@@ -565,7 +453,7 @@ impl Attribute {
             // A regular file never notifies: sleep, then let the caller
             // re-read. An unplugged mock device is still reported.
             std::thread::sleep(timeout);
-            self.check_linked()
+            crate::emulate::check_linked(&self.file)
                 .map_err(|e| Error::from_io(&self.path, Operation::Poll, None, e))?;
             return Ok(false);
         }
@@ -608,35 +496,6 @@ pub(crate) fn open_error(path: &Path, e: io::Error) -> Error {
         }
     }
     Error::from_io(path, Operation::Open, None, e)
-}
-
-/// Runs `f` holding an advisory lock on `file`'s open file description
-/// (`flock`): exclusive to store, shared to load. Every writer of a mock tree
-/// (this crate, the mock's own inject functions, the simulator) takes it, so
-/// readers never see a half-stored value, even across processes.
-pub(crate) fn locked<R>(
-    file: &File,
-    exclusive: bool,
-    f: impl FnOnce() -> io::Result<R>,
-) -> io::Result<R> {
-    if exclusive {
-        file.lock()?;
-    } else {
-        file.lock_shared()?;
-    }
-    let result = f();
-    let unlocked = file.unlock();
-    let value = result?;
-    unlocked?;
-    Ok(value)
-}
-
-/// Replaces the whole contents of a regular file with `bytes`, the way a
-/// sysfs store replaces a value. Truncates first, so that an unlocked reader
-/// sees the old value, nothing, or the new value, never a mix.
-pub(crate) fn store_whole(file: &File, bytes: &[u8]) -> io::Result<usize> {
-    file.set_len(0)?;
-    file.write_at(bytes, 0)
 }
 
 fn is_sysfs(file: &File) -> io::Result<bool> {

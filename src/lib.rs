@@ -41,6 +41,7 @@
 pub mod attr;
 pub mod device;
 pub mod discover;
+mod emulate;
 pub mod error;
 pub mod guard;
 #[cfg(feature = "hal")]
