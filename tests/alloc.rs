@@ -112,6 +112,33 @@ fn mock_tree_with_journal_allocates_nothing() {
 }
 
 #[test]
+fn typed_motor_and_sensor_hot_paths_allocate_nothing() {
+    use ev3sysfs::mock::SensorDriver;
+    use ev3sysfs::motor::TachoMotor;
+    use ev3sysfs::sensor::{Sensor, TouchSensor};
+    let tree = MockTree::new().unwrap();
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();
+    tree.add_sensor("in2", SensorDriver::Ev3Color).unwrap();
+    let motor = TachoMotor::find(tree.root(), "outA").unwrap();
+    let touch = TouchSensor::find(tree.root(), "in1").unwrap();
+    let color = Sensor::find(tree.root(), "in2", &[]).unwrap();
+    motor.run_direct(5).unwrap();
+    let allocations = allocations_in(|| {
+        for i in 0..N as i32 {
+            motor.set_speed_sp(i % 1000).unwrap();
+            motor.run_direct(i % 100).unwrap();
+            assert!(motor.position().unwrap() >= 0);
+            assert!(!motor.state().unwrap().running());
+            assert!(!touch.pressed().unwrap());
+            assert_eq!(color.value(0).unwrap(), 0);
+            color.set_mode("COL-REFLECT").unwrap(); // unchanged: skipped
+        }
+    });
+    assert_eq!(allocations, 0, "{allocations} allocations in {N} rounds");
+}
+
+#[test]
 fn counting_allocator_sees_allocations() {
     // The counter works: opening an attribute allocates.
     let tree = MockTree::new().unwrap();

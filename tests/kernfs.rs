@@ -73,10 +73,21 @@ fn real_kernfs_store_and_show() {
         assert!(matches!(err, Error::PermissionDenied { .. }), "{err:?}");
         assert_eq!(err.errno(), Some(libc::EACCES));
 
-        // Unplug: the link goes away while its files are open.
+        // No change notified: a bounded wait returns false, not an error.
         let carrier = dev.attribute("carrier_changes").unwrap();
         assert!(carrier.read_int().is_ok());
+        assert!(!alias
+            .wait_for_change(std::time::Duration::from_millis(30))
+            .unwrap());
+
+        // Unplug: the link goes away while its files are open.
         k.delete_link();
+        // kernfs reports POLLERR|POLLPRI for a removed node at once; the
+        // wait tells it from a change and says "disconnected".
+        let err = alias
+            .wait_for_change(std::time::Duration::from_secs(5))
+            .unwrap_err();
+        assert!(err.is_disconnected(), "{err:?}");
         let err = alias.read_string().unwrap_err();
         assert!(err.is_disconnected(), "{err:?}");
         assert_eq!(err.errno(), Some(libc::ENODEV));

@@ -192,6 +192,25 @@ fn sensor_mode_writes_are_applied_like_the_driver() {
 }
 
 #[test]
+fn sensor_value_sequences() {
+    let tree = Arc::new(MockTree::new().unwrap());
+    let us = tree.add_sensor("in2", SensorDriver::Ev3Ultrasonic).unwrap();
+    let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
+    sim.script_sequence(
+        &us,
+        0,
+        vec![(Duration::ZERO, 2550), (300 * MS, 400), (600 * MS, 120)],
+    );
+    let sensor = ev3sysfs::sensor::UltrasonicSensor::find(tree.root(), "in2").unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        sim.step(100 * MS).unwrap();
+        seen.push(sensor.distance_mm().unwrap());
+    }
+    assert_eq!(seen, [2550, 2550, 400, 400, 400, 120, 120, 120]);
+}
+
+#[test]
 fn robot_drives_until_the_touch_sensor_is_pressed() {
     let tree = Arc::new(MockTree::ev3().unwrap());
     let left = tree.add_tacho_motor("outB", TachoDriver::Ev3Large).unwrap();

@@ -51,6 +51,22 @@ fn strace_child() {
             let dev = SysfsDevice::open(tree.root(), "tacho-motor", &mock.name()).unwrap();
             drive(&dev, "polarity", "speed_sp");
         }
+        Ok("typed") => {
+            use ev3sysfs::motor::TachoMotor;
+            let tree = MockTree::new().unwrap();
+            tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+            let motor = TachoMotor::find(tree.root(), "outA").unwrap();
+            motor.run_direct(10).unwrap();
+            let _ = fs::metadata(BEGIN);
+            for i in 0..N {
+                motor.set_speed_sp(100 + i as i32).unwrap();
+                assert!(motor.position().unwrap() >= 0);
+                assert!(!motor.state().unwrap().stalled());
+                // run-direct is active: only duty_cycle_sp is written.
+                motor.run_direct(20).unwrap();
+            }
+            let _ = fs::metadata(END);
+        }
         Ok("kernfs") => {
             assert!(with_kernfs(|k| {
                 let dev = SysfsDevice::open(&k.class_root, "net", &k.ifname).unwrap();
@@ -165,6 +181,22 @@ fn mock_tree_one_syscall_per_operation() {
             allowed.contains(&call.as_str()),
             "unexpected {call} in {calls:?}"
         );
+    }
+}
+
+#[test]
+fn typed_motor_api_one_syscall_per_value_and_no_redundant_command() {
+    let Some(calls) = traced_window("typed") else {
+        return;
+    };
+    // N speed_sp + N duty_cycle_sp writes; the repeated run-direct command
+    // is skipped. N position + N state reads.
+    assert_eq!(count(&calls, "pwrite64"), 2 * N, "{calls:?}");
+    assert_eq!(count(&calls, "pread64"), 2 * N, "{calls:?}");
+    for forbidden in [
+        "lseek", "_llseek", "openat", "open", "read", "write", "close",
+    ] {
+        assert_eq!(count(&calls, forbidden), 0, "{forbidden} in {calls:?}");
     }
 }
 

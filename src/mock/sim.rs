@@ -159,6 +159,25 @@ impl Simulator {
         self.scripts.push((device.clone(), index, Box::new(script)));
     }
 
+    /// Drives `value<index>` of sensor `device` from a sequence of
+    /// `(from, value)` steps: each value holds from its simulated time on
+    /// (before the first step, the first value).
+    pub fn script_sequence(
+        &mut self,
+        device: &MockDevice,
+        index: usize,
+        steps: Vec<(Duration, i64)>,
+    ) {
+        self.script_sensor(device, index, move |world| {
+            steps
+                .iter()
+                .take_while(|(from, _)| *from <= world.time)
+                .last()
+                .or(steps.first())
+                .map_or(0, |(_, v)| *v)
+        });
+    }
+
     /// Applies every write journaled since the last call.
     fn apply_writes(&mut self) -> Result<()> {
         for (key, value) in self.tree.take_journal()? {
