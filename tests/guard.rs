@@ -2,8 +2,10 @@
 //! or SIGTERM, panicking, calling exit(), dropping the guard, opting out.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use ev3sysfs::mock::{MockTree, TachoDriver};
@@ -47,15 +49,7 @@ fn guard_child() {
 }
 
 fn child(tree: &MockTree, mode: &str) -> std::process::Child {
-    let exe = std::env::current_exe().unwrap();
-    let mut command = match std::env::var_os("EV3SYSFS_TEST_RUNNER") {
-        Some(runner) if !runner.is_empty() => {
-            let mut c = Command::new(runner);
-            c.arg(exe);
-            c
-        }
-        _ => Command::new(exe),
-    };
+    let mut command = common::own_binary(std::env::current_exe().unwrap());
     command
         .args([
             "guard_child",

@@ -10,16 +10,7 @@ use common::{skip, with_kernfs};
 use ev3sysfs::mock::{MockTree, TachoDriver};
 
 fn probe(args: &[&str]) -> Output {
-    let exe = env!("CARGO_BIN_EXE_ev3-probe");
-    // Cross-built tests (scripts/cargo-armv5te) run binaries through qemu.
-    let mut command = match std::env::var_os("EV3SYSFS_TEST_RUNNER") {
-        Some(runner) if !runner.is_empty() => {
-            let mut c = Command::new(runner);
-            c.arg(exe);
-            c
-        }
-        _ => Command::new(exe),
-    };
+    let mut command = common::own_binary(env!("CARGO_BIN_EXE_ev3-probe"));
     command
         .args(args)
         .env_remove(ev3sysfs::ROOT_ENV)

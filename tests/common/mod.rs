@@ -142,6 +142,20 @@ pub fn skip(reason: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
 }
 
+/// A command that runs `exe`, one of this crate's own binaries or test
+/// binaries: directly, or through `$EV3SYSFS_TEST_RUNNER` (qemu-arm-static
+/// for the cross-built suite, where the host cannot exec an ARM binary).
+pub fn own_binary(exe: impl AsRef<std::ffi::OsStr>) -> Command {
+    match std::env::var_os("EV3SYSFS_TEST_RUNNER") {
+        Some(runner) if !runner.is_empty() => {
+            let mut c = Command::new(runner);
+            c.arg(exe);
+            c
+        }
+        _ => Command::new(exe),
+    }
+}
+
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
