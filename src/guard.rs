@@ -14,15 +14,20 @@
 //! atomics and calls `pwrite` (and `ftruncate` on mock files), which are
 //! async-signal-safe; the descriptors it writes to are duplicates owned by
 //! the guard, so dropping a motor handle does not pull them away.
+//!
+//! From ordinary code ([`StopGuard::stop_now`], dropping the guard) the
+//! motor's handle also forgets the command it sent last (so a following
+//! `run_direct` is written again), and on a mock tree the stop goes through
+//! the I/O core, so that a simulator sees it.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use crate::attr::{Attribute, Backing};
+use crate::attr::{Access, Attribute, Backing};
 use crate::error::{Error, Operation, Result};
-use crate::motor::{DcMotor, StopAction, TachoMotor};
+use crate::motor::{CommandMemory, DcMotor, StopAction, TachoMotor};
 use crate::sys;
 
 /// How many motors can be protected at once (an EV3 has four output ports;
@@ -120,13 +125,23 @@ fn install_signals() -> Result<()> {
         .copied()
 }
 
+/// What a guard needs of a motor to stop it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct StopFiles<'a> {
+    command: &'a Attribute,
+    stop_action: &'a Attribute,
+    action: StopAction,
+    memory: Option<CommandMemory>,
+}
+
 /// A motor a guard can stop.
 pub trait Stoppable: sealed::Sealed {
-    /// The open `command` attribute, the `stop_action` attribute and the
-    /// stop action to use given the one the guard wants (a motor that does
-    /// not offer it gets `coast`).
+    /// The open `command` and `stop_action` attributes, the stop action to
+    /// use given the one the guard wants (a motor that does not offer it
+    /// coasts), and the handle's command memory.
     #[doc(hidden)]
-    fn stop_files(&self, wanted: StopAction) -> Result<(&Attribute, &Attribute, StopAction)>;
+    fn stop_files(&self, wanted: StopAction) -> Result<StopFiles<'_>>;
 }
 
 mod sealed {
@@ -136,36 +151,69 @@ mod sealed {
 }
 
 impl Stoppable for TachoMotor {
-    fn stop_files(&self, wanted: StopAction) -> Result<(&Attribute, &Attribute, StopAction)> {
+    fn stop_files(&self, wanted: StopAction) -> Result<StopFiles<'_>> {
         let action = if self.offers_stop_action(wanted) {
             wanted
         } else {
             StopAction::Coast
         };
         let (command, stop_action) = self.stop_attributes();
-        Ok((command, stop_action, action))
+        Ok(StopFiles {
+            command,
+            stop_action,
+            action,
+            memory: Some(self.command_memory()),
+        })
     }
 }
 
 impl Stoppable for DcMotor {
-    fn stop_files(&self, wanted: StopAction) -> Result<(&Attribute, &Attribute, StopAction)> {
+    fn stop_files(&self, wanted: StopAction) -> Result<StopFiles<'_>> {
         let action = match wanted {
             StopAction::Brake => StopAction::Brake,
             _ => StopAction::Coast,
         };
-        Ok((
-            self.command_attribute(),
-            self.device().attribute("stop_action")?,
+        Ok(StopFiles {
+            command: self.command_attribute(),
+            stop_action: self.device().attribute("stop_action")?,
             action,
-        ))
+            memory: None,
+        })
     }
 }
 
 struct Protected {
     slot: usize,
     dir: PathBuf,
+    command_path: PathBuf,
+    stop_action_path: PathBuf,
+    action: StopAction,
+    emulated: bool,
+    memory: Option<CommandMemory>,
     _command: OwnedFd,
     _stop_action: OwnedFd,
+}
+
+impl Protected {
+    /// Stops the motor from ordinary code (not a signal handler): the
+    /// handle forgets its last command, and on a mock tree the stop goes
+    /// through the I/O core (whole-value store, journaled for a simulator).
+    fn stop(&self) {
+        if let Some(memory) = &self.memory {
+            memory.forget();
+        }
+        if !self.emulated {
+            return stop_slot(&SLOTS[self.slot]);
+        }
+        let write = |path: &PathBuf, value: &str| {
+            Attribute::open(path.clone(), Access::WriteOnly).and_then(|a| a.write_str(value))
+        };
+        if let Err(e) = write(&self.stop_action_path, self.action.as_str())
+            .and_then(|()| write(&self.command_path, "stop"))
+        {
+            log::warn!("stop guard: {}: {e}", self.dir.display());
+        }
+    }
 }
 
 /// Stops the motors it protects when the program ends, panics or receives
@@ -243,7 +291,8 @@ impl StopGuard {
     /// [`Error::OutOfRange`] when [`CAPACITY`] motors are protected already;
     /// errors duplicating its descriptors.
     pub fn protect(&self, motor: &impl Stoppable) -> Result<()> {
-        let (command, stop_action, action) = motor.stop_files(self.action)?;
+        let files = motor.stop_files(self.action)?;
+        let (command, stop_action, action) = (files.command, files.stop_action, files.action);
         let dup = |a: &Attribute| {
             a.as_fd()
                 .try_clone_to_owned()
@@ -259,6 +308,7 @@ impl StopGuard {
             .iter()
             .position(|a| *a == action)
             .unwrap_or(0);
+        let emulated = command.backing() == Backing::Emulated;
         for (i, slot) in SLOTS.iter().enumerate() {
             if slot
                 .command
@@ -278,6 +328,11 @@ impl StopGuard {
             self.lock().push(Protected {
                 slot: i,
                 dir,
+                command_path: command.path().to_path_buf(),
+                stop_action_path: stop_action.path().to_path_buf(),
+                action,
+                emulated,
+                memory: files.memory,
                 _command: command_fd,
                 _stop_action: stop_action_fd,
             });
@@ -310,7 +365,7 @@ impl StopGuard {
     /// Stops every motor this guard protects, now.
     pub fn stop_now(&self) {
         for p in self.lock().iter() {
-            stop_slot(&SLOTS[p.slot]);
+            p.stop();
         }
     }
 

@@ -170,3 +170,33 @@ fn guard_in_process_stop_now_and_capacity() {
     );
     assert!(text.contains("Coast"));
 }
+
+#[test]
+fn stop_now_reaches_the_simulator_and_the_handle_forgets_run_direct() {
+    use ev3sysfs::mock::Simulator;
+    use std::sync::Arc;
+    let tree = Arc::new(MockTree::new().unwrap());
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
+    let motor = TachoMotor::find(tree.root(), "outA").unwrap();
+    let guard = StopGuard::install_without_signals(StopAction::Brake).unwrap();
+    guard.protect(&motor).unwrap();
+    motor.run_direct(50).unwrap();
+    sim.step(Duration::from_millis(100)).unwrap();
+    assert!(motor.state().unwrap().running());
+    guard.stop_now();
+    sim.step(Duration::from_millis(300)).unwrap();
+    assert!(
+        !motor.state().unwrap().running(),
+        "the simulator saw the stop"
+    );
+    assert_eq!(motor.speed().unwrap(), 0);
+    // The handle forgot that run-direct was active: the command is sent.
+    motor.run_direct(50).unwrap();
+    sim.step(Duration::from_millis(100)).unwrap();
+    assert!(
+        motor.state().unwrap().running(),
+        "run_direct after a guard stop restarts"
+    );
+    guard.disarm();
+}

@@ -13,6 +13,7 @@ pub use dc::{DcCommand, DcMotor};
 pub use group::{TachoGroup, Tank};
 pub use servo::ServoMotor;
 pub use state::{Pid, State};
+pub(crate) use tacho::CommandMemory;
 pub use tacho::TachoMotor;
 
 use crate::error::{Error, Result};

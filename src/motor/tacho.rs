@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{
@@ -17,6 +18,18 @@ use crate::error::{Error, Result};
 pub use super::state::{Pid, State};
 
 const UNKNOWN: u8 = 0;
+
+/// A handle's memory of the command it sent last, shared with the stop
+/// guard: a stop sent by the guard makes the handle forget, so that the
+/// next `run_direct` is written again.
+#[derive(Debug, Clone)]
+pub(crate) struct CommandMemory(Arc<AtomicU8>);
+
+impl CommandMemory {
+    pub(crate) fn forget(&self) {
+        self.0.store(UNKNOWN, Ordering::Relaxed);
+    }
+}
 
 fn encode<T: PartialEq + Copy>(all: &[T], value: T) -> u8 {
     all.iter()
@@ -68,7 +81,7 @@ pub struct TachoMotor {
     state: Attribute,
     stop_action: Attribute,
     remembered_stop_action: AtomicU8,
-    last_command: AtomicU8,
+    last_command: Arc<AtomicU8>,
 }
 
 impl TachoMotor {
@@ -155,7 +168,7 @@ impl TachoMotor {
                 current.map_or(UNKNOWN, |a| encode(&StopAction::ALL, a)),
             ),
             stop_action,
-            last_command: AtomicU8::new(UNKNOWN),
+            last_command: Arc::new(AtomicU8::new(UNKNOWN)),
             device,
             driver_name,
             address,
@@ -244,6 +257,11 @@ impl TachoMotor {
     /// The open `command` and `stop_action` attributes (for the stop guard).
     pub(crate) fn stop_attributes(&self) -> (&Attribute, &Attribute) {
         (&self.command, &self.stop_action)
+    }
+
+    /// The memory of the last command sent (for the stop guard).
+    pub(crate) fn command_memory(&self) -> CommandMemory {
+        CommandMemory(Arc::clone(&self.last_command))
     }
 
     /// The open `state` attribute (for waits).
