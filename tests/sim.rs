@@ -278,3 +278,23 @@ fn realtime_mode_runs_examples_on_the_host() {
     );
     sim.with(|s| assert!(s.time() >= Duration::from_millis(250)));
 }
+
+#[test]
+fn unplugging_one_motor_leaves_the_others_flags_alone() {
+    let tree = Arc::new(MockTree::new().unwrap());
+    let a = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    tree.add_tacho_motor("outB", TachoDriver::Ev3Large).unwrap();
+    let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
+    let ma = TachoMotor::find(tree.root(), "outA").unwrap();
+    let mb = TachoMotor::find(tree.root(), "outB").unwrap();
+    ma.set_ramp_up_sp(10_000).unwrap();
+    ma.run_forever(1000).unwrap(); // ramps for seconds
+    mb.run_forever(500).unwrap(); // no ramp
+    sim.step(100 * MS).unwrap();
+    assert!(ma.state().unwrap().ramping());
+    assert!(!mb.state().unwrap().ramping());
+    tree.unplug(&a).unwrap();
+    sim.step(100 * MS).unwrap();
+    let state = mb.state().unwrap();
+    assert!(state.running() && !state.ramping(), "{state}");
+}

@@ -218,6 +218,8 @@ impl Simulator {
 
     fn step_ticks(&mut self, ticks: u128) -> Result<()> {
         self.apply_writes()?;
+        // Unplugged first: the per-motor flags below follow this list.
+        self.motors.retain_mut(|m| m.device.path().is_dir());
         let mut ramping = vec![false; self.motors.len()];
         for _ in 0..ticks {
             for (m, r) in self.motors.iter_mut().zip(ramping.iter_mut()) {
@@ -231,7 +233,6 @@ impl Simulator {
             self.time += TICK;
         }
         let mut positions = HashMap::new();
-        self.motors.retain_mut(|m| m.device.path().is_dir());
         for (m, r) in self.motors.iter_mut().zip(ramping) {
             if m.publish(r).is_err() {
                 continue;
