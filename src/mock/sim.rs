@@ -121,11 +121,9 @@ impl Simulator {
             if self.motors.iter().any(|m| m.device.path() == info.path) {
                 continue;
             }
-            let driver = match info.driver_name.as_str() {
-                "lego-ev3-m-motor" => TachoDriver::Ev3Medium,
-                "lego-nxt-motor" => TachoDriver::Nxt,
-                _ => TachoDriver::Ev3Large,
-            };
+            // Unknown drivers (linear actuators) are modelled as large motors.
+            let driver =
+                TachoDriver::from_driver_name(&info.driver_name).unwrap_or(TachoDriver::Ev3Large);
             let device = MockDevice {
                 dir: info.path.clone(),
                 class: "tacho-motor",

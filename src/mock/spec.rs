@@ -54,6 +54,17 @@ impl TachoDriver {
         }
     }
 
+    /// The driver for a kernel `driver_name`.
+    pub fn from_driver_name(name: &str) -> Option<TachoDriver> {
+        [
+            TachoDriver::Ev3Large,
+            TachoDriver::Ev3Medium,
+            TachoDriver::Nxt,
+        ]
+        .into_iter()
+        .find(|d| d.driver_name() == name)
+    }
+
     /// `max_speed` in tacho counts per second.
     pub fn max_speed(self) -> i32 {
         match self {
