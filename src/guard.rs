@@ -184,7 +184,6 @@ impl Stoppable for DcMotor {
 
 struct Protected {
     slot: usize,
-    dir: PathBuf,
     command_path: PathBuf,
     stop_action_path: PathBuf,
     action: StopAction,
@@ -195,6 +194,11 @@ struct Protected {
 }
 
 impl Protected {
+    /// The motor's device directory.
+    fn dir(&self) -> &std::path::Path {
+        self.command_path.parent().unwrap_or(&self.command_path)
+    }
+
     /// Stops the motor from ordinary code (not a signal handler): the
     /// handle forgets its last command, and on a mock tree the stop goes
     /// through the I/O core (whole-value store, journaled for a simulator).
@@ -211,7 +215,7 @@ impl Protected {
         if let Err(e) = write(&self.stop_action_path, self.action.as_str())
             .and_then(|()| write(&self.command_path, "stop"))
         {
-            log::warn!("stop guard: {}: {e}", self.dir.display());
+            log::warn!("stop guard: {}: {e}", self.dir().display());
         }
     }
 }
@@ -243,7 +247,7 @@ impl std::fmt::Debug for StopGuard {
                 &self
                     .lock()
                     .iter()
-                    .map(|p| p.dir.clone())
+                    .map(|p| p.dir().to_path_buf())
                     .collect::<Vec<_>>(),
             )
             .finish()
@@ -299,11 +303,6 @@ impl StopGuard {
                 .map_err(|e| Error::from_io(a.path(), Operation::Open, None, e))
         };
         let (command_fd, stop_action_fd) = (dup(command)?, dup(stop_action)?);
-        let dir = command
-            .path()
-            .parent()
-            .map(PathBuf::from)
-            .unwrap_or_default();
         let action_index = StopAction::ALL
             .iter()
             .position(|a| *a == action)
@@ -327,7 +326,6 @@ impl StopGuard {
                 .store(command_fd.as_raw_fd(), Ordering::Release);
             self.lock().push(Protected {
                 slot: i,
-                dir,
                 command_path: command.path().to_path_buf(),
                 stop_action_path: stop_action.path().to_path_buf(),
                 action,
@@ -352,7 +350,7 @@ impl StopGuard {
         let mut protected = self.lock();
         let before = protected.len();
         protected.retain(|p| {
-            if p.dir == dir {
+            if p.dir() == dir {
                 free(p.slot);
                 false
             } else {
