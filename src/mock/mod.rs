@@ -36,6 +36,7 @@
 //! ```
 
 mod device;
+pub mod kobject;
 mod model;
 mod playground;
 pub mod sim;
