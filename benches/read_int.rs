@@ -1,0 +1,128 @@
+//! `Attribute::read_int` against a raw `pread` loop on a real kernel sysfs
+//! attribute (a veth interface's `mtu` in a private network + mount
+//! namespace, as root). Run with `cargo bench --bench read_int`.
+//!
+//! Both loops take turns in paired rounds (raw first in even rounds, the
+//! crate first in odd ones), so drift of the machine's speed hits both; the
+//! figure is the median of the per-round ratios. Without root it says why and
+//! measures nothing.
+
+use std::hint::black_box;
+use std::os::fd::AsFd;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use ev3sysfs::{Access, Attribute};
+
+const ROUNDS: usize = 21;
+const PER_ROUND: u32 = 20_000;
+
+fn main() {
+    if !nix::unistd::geteuid().is_root() {
+        println!("read_int bench: skipped, needs root (unshare -nm, mount sysfs, ip link add)");
+        return;
+    }
+    if let Err(e) = kernfs_bench() {
+        println!("read_int bench: skipped, no real kernfs here: {e}");
+    }
+}
+
+fn kernfs_bench() -> Result<(), String> {
+    use nix::mount::{mount, umount2, MntFlags, MsFlags};
+    use nix::sched::{unshare, CloneFlags};
+    unshare(CloneFlags::CLONE_NEWNET | CloneFlags::CLONE_NEWNS)
+        .map_err(|e| format!("unshare: {e}"))?;
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(|e| format!("make / private: {e}"))?;
+    let dir = nix::unistd::mkdtemp(&std::env::temp_dir().join("ev3sysfs-bench-XXXXXX"))
+        .map_err(|e| format!("mkdtemp: {e}"))?;
+    mount(
+        Some("sysfs"),
+        &dir,
+        Some("sysfs"),
+        MsFlags::empty(),
+        None::<&str>,
+    )
+    .map_err(|e| format!("mount sysfs: {e}"))?;
+    let status = Command::new("ip")
+        .args([
+            "link", "add", "ev3b0", "type", "veth", "peer", "name", "ev3b1",
+        ])
+        .status()
+        .map_err(|e| format!("ip: {e}"))?;
+    if !status.success() {
+        return Err("ip link add failed".into());
+    }
+    let result = measure(&dir.join("class/net/ev3b0/mtu"));
+    let _ = umount2(&dir, MntFlags::MNT_DETACH);
+    let _ = std::fs::remove_dir(&dir);
+    result
+}
+
+fn measure(path: &Path) -> Result<(), String> {
+    let attr = Attribute::open(path, Access::ReadWrite).map_err(|e| e.to_string())?;
+    let raw = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut ratios = Vec::with_capacity(ROUNDS);
+    let (mut raw_ns, mut crate_ns) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let (r, c) = if round % 2 == 0 {
+            let r = raw_loop(&raw);
+            (r, crate_loop(&attr))
+        } else {
+            let c = crate_loop(&attr);
+            (raw_loop(&raw), c)
+        };
+        raw_ns.push(per_op(r));
+        crate_ns.push(per_op(c));
+        ratios.push(c.as_secs_f64() / r.as_secs_f64());
+    }
+    for v in [&mut ratios, &mut raw_ns, &mut crate_ns] {
+        v.sort_by(f64::total_cmp);
+    }
+    let mid = ROUNDS / 2;
+    println!(
+        "real kernfs ({}), {ROUNDS} paired rounds of {PER_ROUND} reads",
+        path.display()
+    );
+    println!("  raw pread loop        median {:7.1} ns/read", raw_ns[mid]);
+    println!(
+        "  Attribute::read_int   median {:7.1} ns/read",
+        crate_ns[mid]
+    );
+    println!(
+        "  read_int / raw pread  median {:.3}x (rounds: min {:.3}x, max {:.3}x)",
+        ratios[mid],
+        ratios[0],
+        ratios[ROUNDS - 1]
+    );
+    Ok(())
+}
+
+fn per_op(d: Duration) -> f64 {
+    d.as_nanos() as f64 / f64::from(PER_ROUND)
+}
+
+fn raw_loop(file: &std::fs::File) -> Duration {
+    let mut buf = [0u8; 256];
+    let start = Instant::now();
+    for _ in 0..PER_ROUND {
+        let n = nix::sys::uio::pread(file.as_fd(), &mut buf, 0).unwrap_or(0);
+        black_box(&buf[..n]);
+    }
+    start.elapsed()
+}
+
+fn crate_loop(attr: &Attribute) -> Duration {
+    let start = Instant::now();
+    for _ in 0..PER_ROUND {
+        black_box(attr.read_int().ok());
+    }
+    start.elapsed()
+}
