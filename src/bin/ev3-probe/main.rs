@@ -303,9 +303,11 @@ fn run(o: &Options) -> Result<(), String> {
         (
             "plan",
             format!(
-                "{} ops per strategy after {} warm-up, at most {:.1} s each",
+                "{} ops per strategy after {} warm-up, strategies taking turns in {} rounds, \
+                 at most {:.1} s each",
                 o.iterations,
                 o.warmup,
+                strategy::ROUNDS,
                 o.max_time.as_secs_f64()
             ),
         ),
@@ -338,7 +340,7 @@ fn run(o: &Options) -> Result<(), String> {
         warmup: o.warmup,
         max_time: o.max_time,
     };
-    let outcomes: Vec<strategy::Outcome> = strategy::matrix(&o.flags, target.read_attr.is_some())
+    let rows: Vec<_> = strategy::matrix(&o.flags, target.read_attr.is_some())
         .into_iter()
         .filter(|(kind, s, f)| {
             o.only.is_empty() || {
@@ -351,8 +353,8 @@ fn run(o: &Options) -> Result<(), String> {
                 o.only.iter().any(|w| w == s || *w == row.label())
             }
         })
-        .map(|(kind, s, f)| strategy::run(&target, &plan, kind, s, f))
         .collect();
+    let outcomes = strategy::run_all(&target, &plan, &rows);
 
     // Put the original value back, through the crate (whole-value store).
     if let Some(orig) = original.filter(|v| !v.is_empty()) {

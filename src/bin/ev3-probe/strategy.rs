@@ -231,37 +231,121 @@ fn duration(tv: nix::sys::time::TimeVal) -> Duration {
     Duration::from_micros(u64::try_from(tv.num_microseconds()).unwrap_or(0))
 }
 
-/// Runs `op` for the plan: warm-up, then timed operations until the count
-/// or the time limit is reached.
-fn measure(plan: &Plan, op: &mut Op<'_>) -> Result<Measurement, String> {
-    for _ in 0..plan.warmup {
-        op()?;
+/// How many rounds the strategies take turns in: each round runs every
+/// strategy for its share of the operations, so that a machine that speeds
+/// up or slows down during the run (frequency scaling, a noisy neighbour,
+/// another vCPU's load) affects every strategy alike.
+pub const ROUNDS: usize = 20;
+
+/// One strategy's measurements so far.
+#[derive(Default)]
+struct Tally {
+    samples: Vec<u64>,
+    user: Duration,
+    system: Duration,
+    wall: Duration,
+    voluntary_switches: libc::c_long,
+    involuntary_switches: libc::c_long,
+}
+
+impl Tally {
+    /// Runs `op` `count` times, timing each operation.
+    fn chunk(&mut self, op: &mut Op<'_>, count: usize) -> Result<(), String> {
+        let before = rusage()?;
+        let start = Instant::now();
+        for _ in 0..count {
+            let t0 = Instant::now();
+            op()?;
+            self.samples.push(t0.elapsed().as_nanos() as u64);
+        }
+        self.wall += start.elapsed();
+        let after = rusage()?;
+        self.user += duration(after.user_time()).saturating_sub(duration(before.user_time()));
+        self.system += duration(after.system_time()).saturating_sub(duration(before.system_time()));
+        self.voluntary_switches +=
+            after.voluntary_context_switches() - before.voluntary_context_switches();
+        self.involuntary_switches +=
+            after.involuntary_context_switches() - before.involuntary_context_switches();
+        Ok(())
     }
-    let mut samples = Vec::with_capacity(plan.iterations);
-    let before = rusage()?;
+
+    fn finish(mut self) -> Result<Measurement, String> {
+        let summary = Summary::of(&mut self.samples).ok_or("no operations")?;
+        Ok(Measurement {
+            summary,
+            samples: self.samples,
+            user: self.user,
+            system: self.system,
+            wall: self.wall,
+            voluntary_switches: self.voluntary_switches,
+            involuntary_switches: self.involuntary_switches,
+        })
+    }
+}
+
+/// Builds the operation of one combination.
+fn op_for<'a>(
+    target: &'a Target,
+    kind: Kind,
+    strategy: &str,
+    flags: &'static str,
+) -> Result<Op<'a>, String> {
+    match kind {
+        Kind::Write => write_op(target, strategy, flags),
+        Kind::Read => read_op(target, strategy),
+    }
+}
+
+/// Measures every combination: warm-up, then [`ROUNDS`] rounds in which the
+/// strategies take turns (starting with a different one each round), until
+/// each has done `plan.iterations` operations or the time limit (the plan's
+/// limit per strategy, for all of them together) is reached. A strategy
+/// that fails drops out with the error as its row's reason.
+pub fn run_all(
+    target: &Target,
+    plan: &Plan,
+    rows: &[(Kind, &'static str, &'static str)],
+) -> Vec<Outcome> {
+    let mut ops: Vec<Result<Op<'_>, String>> = rows
+        .iter()
+        .map(|&(kind, s, f)| {
+            let mut op = op_for(target, kind, s, f)?;
+            for _ in 0..plan.warmup {
+                op()?;
+            }
+            Ok(op)
+        })
+        .collect();
+    let mut tallies: Vec<Tally> = rows.iter().map(|_| Tally::default()).collect();
+    let limit = plan
+        .max_time
+        .saturating_mul(u32::try_from(rows.len()).unwrap_or(u32::MAX));
     let start = Instant::now();
-    for _ in 0..plan.iterations {
-        let t0 = Instant::now();
-        op()?;
-        samples.push(t0.elapsed().as_nanos() as u64);
-        if start.elapsed() > plan.max_time {
+    for round in 0..ROUNDS {
+        // The first rounds take the remainder: the counts add up exactly.
+        let count = plan.iterations / ROUNDS + usize::from(round < plan.iterations % ROUNDS);
+        for turn in 0..rows.len() {
+            let i = (turn + round) % rows.len();
+            if let Ok(op) = &mut ops[i] {
+                if let Err(e) = tallies[i].chunk(op, count) {
+                    ops[i] = Err(e);
+                }
+            }
+        }
+        if start.elapsed() > limit {
             break;
         }
     }
-    let wall = start.elapsed();
-    let after = rusage()?;
-    let summary = Summary::of(&mut samples).ok_or("no operations")?;
-    Ok(Measurement {
-        summary,
-        samples,
-        user: duration(after.user_time()).saturating_sub(duration(before.user_time())),
-        system: duration(after.system_time()).saturating_sub(duration(before.system_time())),
-        wall,
-        voluntary_switches: after.voluntary_context_switches()
-            - before.voluntary_context_switches(),
-        involuntary_switches: after.involuntary_context_switches()
-            - before.involuntary_context_switches(),
-    })
+    rows.iter()
+        .zip(ops)
+        .zip(tallies)
+        .map(|((&(kind, strategy, flags), op), tally)| Outcome {
+            kind,
+            strategy,
+            flags,
+            result: op.and_then(|_| tally.finish()),
+        })
+        .collect()
 }
 
 pub const WRITE_STRATEGIES: [&str; 4] = ["reopen", "seek-write", "pwrite", "stdio"];
@@ -284,25 +368,4 @@ pub fn matrix(flags: &[String], readable: bool) -> Vec<(Kind, &'static str, &'st
         }
     }
     rows
-}
-
-/// Measures one combination; errors become the outcome's reason.
-pub fn run(
-    target: &Target,
-    plan: &Plan,
-    kind: Kind,
-    strategy: &'static str,
-    flags: &'static str,
-) -> Outcome {
-    let result = match kind {
-        Kind::Write => write_op(target, strategy, flags),
-        Kind::Read => read_op(target, strategy),
-    }
-    .and_then(|mut op| measure(plan, &mut op));
-    Outcome {
-        kind,
-        strategy,
-        flags,
-        result,
-    }
 }
