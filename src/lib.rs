@@ -39,6 +39,7 @@
 )]
 
 pub mod attr;
+pub mod buttons;
 pub mod device;
 pub mod discover;
 mod emulate;
@@ -46,12 +47,15 @@ pub mod error;
 pub mod guard;
 #[cfg(feature = "hal")]
 pub mod hal;
+pub mod input;
 pub mod led;
 pub mod mock;
 pub mod motor;
 pub mod port;
 pub mod power;
+pub mod screen;
 pub mod sensor;
+pub mod sound;
 mod sys;
 pub mod value;
 

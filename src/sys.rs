@@ -62,3 +62,24 @@ pub(crate) fn at_exit(f: extern "C" fn()) -> io::Result<()> {
         Err(io::Error::other("atexit failed"))
     }
 }
+
+// ---- brickio: evdev ioctls for the brick buttons (src/buttons.rs) ----------
+// Kept in one block at the end of the file to ease merging.
+
+/// Bytes of an `EVIOCGKEY` key bitmap: `(KEY_MAX + 7) / 8` with `KEY_MAX`
+/// 0x2ff, as python-ev3dev2 and the kernel's `input.h` size it.
+pub(crate) const KEY_BITMAP_LEN: usize = 0x2ff_usize.div_ceil(8);
+
+nix::ioctl_read_buf!(eviocgkey, b'E', 0x18, u8);
+
+/// `EVIOCGKEY(len)`: the global state of every key of an input device, one
+/// bit per key code, into `bitmap`. One `ioctl` syscall, nothing allocated.
+pub(crate) fn input_key_state(fd: i32, bitmap: &mut [u8; KEY_BITMAP_LEN]) -> io::Result<()> {
+    // SAFETY: the ioctl number encodes `bitmap.len()` as its size and the
+    // kernel writes at most that many bytes into the buffer, which stays
+    // borrowed mutably for the whole call. A bad descriptor fails (EBADF).
+    unsafe { eviocgkey(fd, &mut bitmap[..]) }
+        .map(|_| ())
+        .map_err(io::Error::from)
+}
+// ---- end brickio -----------------------------------------------------------

@@ -1,0 +1,442 @@
+//! The brick's screen: the 178x128 monochrome LCD as framebuffer `/dev/fb0`.
+//!
+//! [`Screen`] draws into a buffer in memory (clear, pixels, lines,
+//! rectangles, text in a built-in 5x7 font) and [`Screen::show`] writes the
+//! whole buffer to the framebuffer with **one** `pwrite`. The geometry comes
+//! from sysfs, `graphics/fb0/{virtual_size,bits_per_pixel,stride}`, so both
+//! layouts work:
+//!
+//! * 1 bit per pixel (ev3dev-jessie's `st7586fb`): 24 bytes a row, bit set =
+//!   black, the leftmost pixel in the lowest bit (what python-ev3dev writes
+//!   with PIL's `"1;IR"`);
+//! * 32 bits per pixel (the DRM `st7586` driver of newer kernels,
+//!   `XRGB8888`): 712 bytes a row, white `0xffffffff`, black 0.
+//!
+//! Both paths are runtime values: [`Screen::open_default`] uses
+//! [`crate::input::default_dev_root`] (`$EV3SYSFS_DEV`) for `fb0` and
+//! [`crate::default_root`] (`$EV3SYSFS_ROOT`) for `graphics/fb0`.
+//!
+//! On a brick, brickman owns the screen while it shows its menu: run
+//! programs from brickman (or stop it) to see them draw.
+//!
+//! ```no_run
+//! use ev3sysfs::screen::{Color, Screen};
+//!
+//! fn main() -> ev3sysfs::Result<()> {
+//!     let mut screen = Screen::open_default()?;
+//!     screen.clear(Color::White);
+//!     screen.rect(0, 0, screen.width(), screen.height(), Color::Black);
+//!     screen.line(0, 0, 177, 127, Color::Black);
+//!     screen.fill_rect(70, 50, 38, 28, Color::Black);
+//!     screen.text(4, 4, "Hello, EV3!", Color::Black);
+//!     screen.show()?; // one pwrite of the whole buffer
+//!     Ok(())
+//! }
+//! ```
+
+pub mod font;
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Operation, Result};
+use font::{glyph_pixel, CELL_HEIGHT, CELL_WIDTH, GLYPH_HEIGHT, GLYPH_WIDTH};
+
+/// The framebuffer device, relative to `/dev`.
+pub const FRAMEBUFFER_DEVICE: &str = "fb0";
+/// The framebuffer's sysfs directory, relative to `/sys/class`.
+pub const FRAMEBUFFER_SYSFS: &str = "graphics/fb0";
+
+/// A pixel's colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Color {
+    /// Background, pixel off.
+    #[default]
+    White,
+    /// Pixel on.
+    Black,
+}
+
+/// The framebuffer's layout, as sysfs reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Geometry {
+    /// Pixels per row (`virtual_size`, first number).
+    pub width: u32,
+    /// Rows (`virtual_size`, second number).
+    pub height: u32,
+    /// 1 or 32.
+    pub bits_per_pixel: u32,
+    /// Bytes per row (`stride`).
+    pub stride: u32,
+}
+
+impl Geometry {
+    /// The EV3's screen with 1 bit per pixel.
+    pub const EV3_MONO: Geometry = Geometry {
+        width: 178,
+        height: 128,
+        bits_per_pixel: 1,
+        stride: 24,
+    };
+    /// The EV3's screen with 32 bits per pixel (`XRGB8888`).
+    pub const EV3_XRGB: Geometry = Geometry {
+        width: 178,
+        height: 128,
+        bits_per_pixel: 32,
+        stride: 178 * 4,
+    };
+
+    /// Reads `virtual_size`, `bits_per_pixel` and `stride` in a sysfs
+    /// framebuffer directory (e.g. `/sys/class/graphics/fb0`).
+    ///
+    /// # Errors
+    /// Open and read errors, [`Error::Parse`] for unexpected contents,
+    /// [`Error::Unsupported`] for layouts other than 1 and 32 bits per pixel
+    /// or a stride too short for the width.
+    pub fn from_sysfs(dir: impl AsRef<Path>) -> Result<Geometry> {
+        let dir = dir.as_ref();
+        let read = |name: &str| -> Result<(PathBuf, String)> {
+            let path = dir.join(name);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::from_io(&path, Operation::Read, None, e))?;
+            Ok((path, text))
+        };
+        let number = |path: &Path, text: &str| -> Result<u32> {
+            text.trim()
+                .parse()
+                .map_err(|_| Error::parse(path, text.as_bytes(), "a decimal number"))
+        };
+        let (size_path, size) = read("virtual_size")?;
+        let (w, h) = size
+            .trim()
+            .split_once(',')
+            .ok_or_else(|| Error::parse(&size_path, size.as_bytes(), "WIDTH,HEIGHT"))?;
+        let (bpp_path, bpp) = read("bits_per_pixel")?;
+        let (stride_path, stride) = read("stride")?;
+        let geometry = Geometry {
+            width: number(&size_path, w)?,
+            height: number(&size_path, h)?,
+            bits_per_pixel: number(&bpp_path, &bpp)?,
+            stride: number(&stride_path, &stride)?,
+        };
+        geometry.check(dir)?;
+        Ok(geometry)
+    }
+
+    fn check(&self, dir: &Path) -> Result<()> {
+        let row_bits = u64::from(self.width) * u64::from(self.bits_per_pixel);
+        let fits = matches!(self.bits_per_pixel, 1 | 32)
+            && (1..=4096).contains(&self.width)
+            && (1..=4096).contains(&self.height)
+            && u64::from(self.stride) * 8 >= row_bits
+            && self.stride <= 65_536;
+        if fits {
+            return Ok(());
+        }
+        Err(Error::Unsupported {
+            path: dir.to_path_buf(),
+            operation: Operation::Open,
+            source: io::Error::other(format!(
+                "framebuffer layout {}x{} at {} bits per pixel, stride {} (1 or 32 bits per pixel, \
+                 a stride that holds a row)",
+                self.width, self.height, self.bits_per_pixel, self.stride
+            )),
+        })
+    }
+
+    /// Bytes of the whole image (`stride * height`).
+    pub fn size(&self) -> usize {
+        self.stride as usize * self.height as usize
+    }
+}
+
+/// The screen: an open framebuffer and the image being drawn.
+#[derive(Debug)]
+pub struct Screen {
+    file: File,
+    path: PathBuf,
+    geometry: Geometry,
+    buffer: Vec<u8>,
+}
+
+impl Screen {
+    /// Opens the framebuffer device `framebuffer` (read-write) with the
+    /// geometry in the sysfs directory `sysfs_dir`. The image starts white;
+    /// nothing is written until [`Screen::show`].
+    ///
+    /// # Errors
+    /// As [`Geometry::from_sysfs`]; open errors of the device
+    /// ([`Error::PermissionDenied`]: on a brick, the `video` group).
+    pub fn open(framebuffer: impl Into<PathBuf>, sysfs_dir: impl AsRef<Path>) -> Result<Screen> {
+        let geometry = Geometry::from_sysfs(sysfs_dir)?;
+        Screen::with_geometry(framebuffer, geometry)
+    }
+
+    /// Opens [`FRAMEBUFFER_DEVICE`] under [`crate::input::default_dev_root`]
+    /// with the geometry in [`FRAMEBUFFER_SYSFS`] under
+    /// [`crate::default_root`].
+    ///
+    /// # Errors
+    /// As [`Screen::open`].
+    pub fn open_default() -> Result<Screen> {
+        Screen::open(
+            crate::input::default_dev_root().join(FRAMEBUFFER_DEVICE),
+            crate::default_root().join(FRAMEBUFFER_SYSFS),
+        )
+    }
+
+    /// Opens `framebuffer` with a known geometry (no sysfs).
+    ///
+    /// # Errors
+    /// Open errors; [`Error::Unsupported`] for a geometry this module cannot
+    /// draw.
+    pub fn with_geometry(framebuffer: impl Into<PathBuf>, geometry: Geometry) -> Result<Screen> {
+        let path = framebuffer.into();
+        geometry.check(&path)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(|e| Error::from_io(&path, Operation::Open, None, e))?;
+        let mut screen = Screen {
+            file,
+            path,
+            geometry,
+            buffer: vec![0; geometry.size()],
+        };
+        screen.clear(Color::White);
+        Ok(screen)
+    }
+
+    /// The framebuffer's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The layout.
+    pub fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
+    /// Pixels per row.
+    pub fn width(&self) -> i32 {
+        self.geometry.width as i32
+    }
+
+    /// Rows.
+    pub fn height(&self) -> i32 {
+        self.geometry.height as i32
+    }
+
+    /// The image as the framebuffer stores it (`stride * height` bytes).
+    pub fn buffer(&self) -> &[u8] {
+        &self.buffer
+    }
+
+    /// Writes the whole image to the framebuffer: one `pwrite` at offset 0,
+    /// nothing allocated.
+    ///
+    /// # Errors
+    /// The write's error; a short write is [`Error::Io`].
+    pub fn show(&self) -> Result<()> {
+        match self.file.write_at(&self.buffer, 0) {
+            Ok(n) if n == self.buffer.len() => Ok(()),
+            Ok(n) => Err(self.io_error(
+                Operation::Write,
+                io::Error::other(format!("short write: {n} of {} bytes", self.buffer.len())),
+            )),
+            Err(e) => Err(self.io_error(Operation::Write, e)),
+        }
+    }
+
+    /// Reads the framebuffer's current image into the buffer (one `pread`),
+    /// e.g. to look at what another program drew.
+    ///
+    /// # Errors
+    /// The read's error; a short read is [`Error::Io`].
+    pub fn load(&mut self) -> Result<()> {
+        match self.file.read_at(&mut self.buffer, 0) {
+            Ok(n) if n == self.buffer.len() => Ok(()),
+            Ok(n) => Err(self.io_error(
+                Operation::Read,
+                io::Error::other(format!("short read: {n} of {} bytes", self.buffer.len())),
+            )),
+            Err(e) => Err(self.io_error(Operation::Read, e)),
+        }
+    }
+
+    fn io_error(&self, operation: Operation, e: io::Error) -> Error {
+        Error::from_io(&self.path, operation, None, e)
+    }
+
+    /// Fills the whole image with `color`.
+    pub fn clear(&mut self, color: Color) {
+        let byte = match (self.geometry.bits_per_pixel, color) {
+            (1, Color::Black) => 0xff,
+            (1, Color::White) => 0x00,
+            (_, Color::White) => 0xff,
+            (_, Color::Black) => 0x00,
+        };
+        self.buffer.fill(byte);
+    }
+
+    fn index(&self, x: i32, y: i32) -> Option<(usize, usize)> {
+        if x < 0 || y < 0 || x >= self.width() || y >= self.height() {
+            return None;
+        }
+        let row = y as usize * self.geometry.stride as usize;
+        Some((row, x as usize))
+    }
+
+    /// Sets one pixel; pixels outside the screen are ignored.
+    pub fn set_pixel(&mut self, x: i32, y: i32, color: Color) {
+        let Some((row, x)) = self.index(x, y) else {
+            return;
+        };
+        if self.geometry.bits_per_pixel == 1 {
+            let (byte, bit) = (row + x / 8, 1u8 << (x % 8));
+            match color {
+                Color::Black => self.buffer[byte] |= bit,
+                Color::White => self.buffer[byte] &= !bit,
+            }
+        } else {
+            let at = row + x * 4;
+            let value = match color {
+                Color::White => 0xff,
+                Color::Black => 0x00,
+            };
+            self.buffer[at..at + 4].fill(value);
+        }
+    }
+
+    /// The colour of a pixel in the buffer; `None` outside the screen. On
+    /// 32 bits per pixel, dark pixels (mean of R, G, B below 128) are black.
+    pub fn pixel(&self, x: i32, y: i32) -> Option<Color> {
+        let (row, x) = self.index(x, y)?;
+        let black = if self.geometry.bits_per_pixel == 1 {
+            self.buffer[row + x / 8] & (1 << (x % 8)) != 0
+        } else {
+            // XRGB8888, little endian: B, G, R, X.
+            let at = row + x * 4;
+            let sum: u32 = self.buffer[at..at + 3].iter().map(|&b| u32::from(b)).sum();
+            sum < 3 * 128
+        };
+        Some(if black { Color::Black } else { Color::White })
+    }
+
+    /// A straight line from (x0, y0) to (x1, y1), both ends included
+    /// (Bresenham, integers only).
+    pub fn line(&mut self, x0: i32, y0: i32, x1: i32, y1: i32, color: Color) {
+        let (mut x, mut y) = (x0, y0);
+        let dx = (x1 - x0).abs();
+        let dy = -(y1 - y0).abs();
+        let sx = if x0 < x1 { 1 } else { -1 };
+        let sy = if y0 < y1 { 1 } else { -1 };
+        let mut err = dx + dy;
+        loop {
+            self.set_pixel(x, y, color);
+            if x == x1 && y == y1 {
+                break;
+            }
+            let e2 = 2 * err;
+            if e2 >= dy {
+                err += dy;
+                x += sx;
+            }
+            if e2 <= dx {
+                err += dx;
+                y += sy;
+            }
+        }
+    }
+
+    /// The outline of the `width` x `height` rectangle whose top left pixel
+    /// is (x, y). Nothing for an empty size.
+    pub fn rect(&mut self, x: i32, y: i32, width: i32, height: i32, color: Color) {
+        if width <= 0 || height <= 0 {
+            return;
+        }
+        let (right, bottom) = (x + width - 1, y + height - 1);
+        self.line(x, y, right, y, color);
+        self.line(x, bottom, right, bottom, color);
+        self.line(x, y, x, bottom, color);
+        self.line(right, y, right, bottom, color);
+    }
+
+    /// The filled `width` x `height` rectangle whose top left pixel is
+    /// (x, y), clipped to the screen.
+    pub fn fill_rect(&mut self, x: i32, y: i32, width: i32, height: i32, color: Color) {
+        let (x0, y0) = (x.max(0), y.max(0));
+        let x1 = x.saturating_add(width).min(self.width());
+        let y1 = y.saturating_add(height).min(self.height());
+        for py in y0..y1 {
+            for px in x0..x1 {
+                self.set_pixel(px, py, color);
+            }
+        }
+    }
+
+    /// Draws `text` in the built-in 5x7 font ([`font`]), its first
+    /// character's top left at (x, y), 6 pixels per character and 8 per
+    /// line (`\n` starts a new line at `x`). Only the glyphs' pixels are
+    /// drawn: the background stays. Returns the x after the last character.
+    pub fn text(&mut self, x: i32, y: i32, text: &str, color: Color) -> i32 {
+        let (mut cx, mut cy) = (x, y);
+        for c in text.chars() {
+            if c == '\n' {
+                cx = x;
+                cy += CELL_HEIGHT;
+                continue;
+            }
+            for gy in 0..GLYPH_HEIGHT {
+                for gx in 0..GLYPH_WIDTH {
+                    if glyph_pixel(c, gx, gy) {
+                        self.set_pixel(cx + gx, cy + gy, color);
+                    }
+                }
+            }
+            cx += CELL_WIDTH;
+        }
+        cx
+    }
+
+    /// The image as a binary PBM (`P4`) file: view it, or compare it in a
+    /// test. Allocates; not for the hot path.
+    pub fn to_pbm(&self) -> Vec<u8> {
+        let (w, h) = (self.width(), self.height());
+        let mut out = format!("P4\n{w} {h}\n").into_bytes();
+        for y in 0..h {
+            let mut byte = 0u8;
+            for x in 0..w {
+                if self.pixel(x, y) == Some(Color::Black) {
+                    byte |= 0x80 >> (x % 8);
+                }
+                if x % 8 == 7 || x == w - 1 {
+                    out.push(byte);
+                    byte = 0;
+                }
+            }
+        }
+        out
+    }
+
+    /// The image as text, one line per row, `#` for black and `.` for
+    /// white: for test failures and terminals.
+    pub fn to_ascii(&self) -> String {
+        let mut out = String::with_capacity((self.width() as usize + 1) * self.height() as usize);
+        for y in 0..self.height() {
+            for x in 0..self.width() {
+                out.push(if self.pixel(x, y) == Some(Color::Black) {
+                    '#'
+                } else {
+                    '.'
+                });
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
