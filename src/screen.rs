@@ -125,7 +125,7 @@ impl Geometry {
         Ok(geometry)
     }
 
-    fn check(&self, dir: &Path) -> Result<()> {
+    pub(crate) fn check(&self, dir: &Path) -> Result<()> {
         let row_bits = u64::from(self.width) * u64::from(self.bits_per_pixel);
         let fits = matches!(self.bits_per_pixel, 1 | 32)
             && (1..=4096).contains(&self.width)

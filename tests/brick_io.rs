@@ -441,3 +441,133 @@ fn button_events_from_a_recorded_stream() {
         .is_disconnected());
     assert_eq!(ButtonSet::EMPTY.len(), 0);
 }
+
+/// The simulated brick's devices over FUSE.
+#[cfg(feature = "sim")]
+mod simulated {
+    use super::*;
+    use ev3sysfs::mock::SimulatedIo;
+
+    /// Mounts the simulated devices, or says why it cannot and returns None.
+    fn mount(tmp: &TempDir, geometry: Geometry) -> Option<SimulatedIo> {
+        match SimulatedIo::mount(tmp.path().join("dev"), geometry) {
+            Ok(sim) => Some(sim),
+            Err(e) => {
+                common::skip(&format!("the simulated brick's devices need FUSE: {e}"));
+                None
+            }
+        }
+    }
+
+    #[test]
+    fn simulated_buttons_answer_eviocgkey_and_queue_events() {
+        let tmp = TempDir::new("sim-buttons");
+        let Some(sim) = mount(&tmp, Geometry::EV3_MONO) else {
+            return;
+        };
+        let buttons = Buttons::open(sim.buttons_path()).unwrap();
+        assert_eq!(buttons.pressed().unwrap(), ButtonSet::EMPTY);
+        assert_eq!(buttons.next_event(Some(Duration::ZERO)).unwrap(), None);
+
+        sim.press(Button::Enter);
+        sim.press(Button::Up);
+        let mut set = ButtonSet::EMPTY;
+        assert_eq!(allocations_in(|| set = buttons.pressed().unwrap()), 0);
+        assert_eq!(set, [Button::Enter, Button::Up].into_iter().collect());
+        sim.release(Button::Up);
+        let seen: Vec<_> = (0..3)
+            .map(|_| {
+                let e = buttons.next_event(Some(Duration::from_secs(5))).unwrap();
+                let e = e.expect("an event");
+                (e.button, e.action)
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (Button::Enter, Action::Pressed),
+                (Button::Up, Action::Pressed),
+                (Button::Up, Action::Released)
+            ]
+        );
+        assert_eq!(buttons.next_event(Some(Duration::ZERO)).unwrap(), None);
+
+        // Already in the wanted state: immediate; otherwise a timeout.
+        buttons
+            .wait_for_press(Button::Enter, Duration::from_secs(5))
+            .unwrap();
+        let err = buttons
+            .wait_for_release(Button::Enter, Duration::from_millis(20))
+            .unwrap_err();
+        assert!(matches!(err, Error::Timeout { .. }), "{err}");
+        assert!(err.to_string().contains("enter released"), "{err}");
+
+        // A press from another thread wakes a waiter sleeping in poll.
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| buttons.wait_for_press(Button::Left, Duration::from_secs(30)));
+            sim.press(Button::Left);
+            waiter.join().unwrap().unwrap();
+        });
+        let pressed = buttons.wait_for_any_press(Duration::from_secs(1)).unwrap();
+        assert!(pressed.contains(Button::Left));
+
+        // Every open file has its own queue, as with evdev.
+        let second = Buttons::open(sim.buttons_path()).unwrap();
+        sim.click(Button::Right);
+        for b in [&buttons, &second] {
+            let mut actions = Vec::new();
+            while let Some(e) = b.next_event(Some(Duration::ZERO)).unwrap() {
+                if e.button == Button::Right {
+                    actions.push(e.action);
+                }
+            }
+            assert_eq!(actions, [Action::Pressed, Action::Released]);
+        }
+        assert_eq!(sim.pressed(), second.pressed().unwrap());
+    }
+
+    #[test]
+    fn simulated_beeper_records_tones_as_the_driver_plays_them() {
+        let tmp = TempDir::new("sim-beeper");
+        let Some(sim) = mount(&tmp, Geometry::EV3_MONO) else {
+            return;
+        };
+        let beeper = Beeper::open(sim.beeper_path()).unwrap();
+        let ms = Duration::from_millis;
+        beeper
+            .play(&[
+                Note::new(440, ms(1)),
+                Note::rest(ms(1)),
+                Note::new(880, ms(1)),
+            ])
+            .unwrap();
+        beeper.start_tone(1000).unwrap();
+        drop(beeper); // stops the tone
+        let hz: Vec<u32> = sim.tones().iter().map(|t| t.hz).collect();
+        assert_eq!(hz, [440, 0, 0, 0, 880, 0, 1000, 0]);
+        let tones = sim.tones();
+        assert!(tones.windows(2).all(|w| w[0].at <= w[1].at));
+        // Reading the beeper is refused, as on the brick (write-only use).
+        assert!(Buttons::open(sim.beeper_path()).is_err());
+    }
+
+    #[test]
+    fn simulated_framebuffer_reads_back_what_was_drawn() {
+        for geometry in [Geometry::EV3_MONO, Geometry::EV3_XRGB] {
+            let tmp = TempDir::new("sim-screen");
+            let Some(sim) = mount(&tmp, geometry) else {
+                return;
+            };
+            let sysfs = sim.write_sysfs(tmp.path().join("class")).unwrap();
+            let mut screen = Screen::open(sim.framebuffer_path(), &sysfs).unwrap();
+            assert_eq!(screen.geometry(), geometry);
+            let want = draw_picture(&mut screen);
+            assert_eq!(allocations_in(|| screen.show().unwrap()), 0);
+            assert_eq!(sim.framebuffer(), screen.buffer());
+
+            let mut reader = Screen::open(sim.framebuffer_path(), &sysfs).unwrap();
+            reader.load().unwrap();
+            assert_eq!(black_pixels(&reader), want, "\n{}", reader.to_ascii());
+        }
+    }
+}

@@ -35,6 +35,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "sim")]
+mod brick_io;
 mod device;
 pub mod kobject;
 mod model;
@@ -49,6 +51,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
+#[cfg(feature = "sim")]
+pub use brick_io::{SimulatedIo, Tone};
 pub use device::MockDevice;
 pub use playground::Playground;
 pub use sim::{RealtimeSim, Simulator, World, TICK};
