@@ -20,17 +20,24 @@
 //! descriptor has its own event queue, which the waits drain: use either the
 //! waits or the events on one [`Buttons`], or open two.
 //!
-//! ```no_run
+//! ```
 //! use std::time::Duration;
-//! use ev3sysfs::buttons::{Button, Buttons};
+//! use ev3sysfs::buttons::{Button, Buttons, BUTTONS_DEVICE};
+//! use ev3sysfs::Error;
 //!
 //! fn main() -> ev3sysfs::Result<()> {
+//!     # // Not a brick (nor $EV3SYSFS_DEV): nothing to read.
+//!     # if !ev3sysfs::input::default_dev_root().join(BUTTONS_DEVICE).exists() { return Ok(()); }
 //!     let buttons = Buttons::open_default()?;
-//!     println!("pressed now: {:?}", buttons.pressed()?);
-//!     buttons.wait_for_press(Button::Enter, Duration::from_secs(30))?;
-//!     buttons.wait_for_release(Button::Enter, Duration::from_secs(30))?;
-//!     for event in buttons.events().take(4) {
-//!         println!("{:?}", event?);
+//!     println!("held now: {:?}", buttons.pressed()?); // one ioctl
+//!     match buttons.wait_for_press(Button::Enter, Duration::from_secs(5)) {
+//!         Ok(()) => println!("enter is down"),
+//!         Err(e @ Error::Timeout { .. }) => println!("{e}"),
+//!         Err(e) => return Err(e),
+//!     }
+//!     // What happened meanwhile, in order.
+//!     while let Some(event) = buttons.next_event(Some(Duration::from_millis(100)))? {
+//!         println!("{:?} {:?}", event.button, event.action);
 //!     }
 //!     Ok(())
 //! }

@@ -19,10 +19,12 @@
 //! On a brick, brickman owns the screen while it shows its menu: run
 //! programs from brickman (or stop it) to see them draw.
 //!
-//! ```no_run
-//! use ev3sysfs::screen::{Color, Screen};
+//! ```
+//! use ev3sysfs::screen::{Color, Screen, FRAMEBUFFER_DEVICE};
 //!
 //! fn main() -> ev3sysfs::Result<()> {
+//!     # // Not a brick (nor $EV3SYSFS_DEV): no framebuffer to draw on.
+//!     # if !ev3sysfs::input::default_dev_root().join(FRAMEBUFFER_DEVICE).exists() { return Ok(()); }
 //!     let mut screen = Screen::open_default()?;
 //!     screen.clear(Color::White);
 //!     screen.rect(0, 0, screen.width(), screen.height(), Color::Black);

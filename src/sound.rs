@@ -14,17 +14,22 @@
 //! `espeak`, found on `PATH` ([`Players`]); a missing player gives
 //! [`Error::NotFound`] naming the package to install.
 //!
-//! ```no_run
+//! ```
 //! use std::time::Duration;
-//! use ev3sysfs::sound::{Beeper, Note, Players};
+//! use ev3sysfs::sound::{Beeper, Note, Players, BEEPER_DEVICE};
 //!
 //! fn main() -> ev3sysfs::Result<()> {
+//!     # // Not a brick (nor $EV3SYSFS_DEV): no beeper to play on.
+//!     # if !ev3sysfs::input::default_dev_root().join(BEEPER_DEVICE).exists() { return Ok(()); }
 //!     let beeper = Beeper::open_default()?;
 //!     beeper.beep()?;
 //!     beeper.tone(880, Duration::from_millis(150))?;
 //!     let ms = Duration::from_millis;
 //!     beeper.play(&[Note::new(523, ms(120)), Note::rest(ms(60)), Note::new(659, ms(240))])?;
-//!     Players::from_env().speak("Hello")?;
+//!     // Without espeak-ng or aplay, this says which package to install.
+//!     if let Err(e) = Players::from_env().speak("Hello") {
+//!         println!("{e}");
+//!     }
 //!     Ok(())
 //! }
 //! ```
