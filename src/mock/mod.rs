@@ -38,6 +38,7 @@
 mod device;
 pub mod kobject;
 mod model;
+pub(crate) mod models;
 mod playground;
 pub mod sim;
 mod spec;
