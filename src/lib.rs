@@ -41,12 +41,12 @@
 pub mod attr;
 pub mod device;
 pub mod discover;
-mod emulate;
 pub mod error;
 pub mod guard;
 #[cfg(feature = "hal")]
 pub mod hal;
 pub mod led;
+#[cfg(feature = "sim")]
 pub mod mock;
 pub mod motor;
 pub mod port;
