@@ -12,14 +12,16 @@
 //! positional I/O has no shared file cursor an `Attribute` is used through
 //! `&self` from any number of threads without a lock.
 //!
-//! A regular file (the mock tree on tmpfs or ext4) does not behave like sysfs:
-//! writing "stop" over "run-forever" would leave "stop-forever". Such files
-//! are detected once at open (`fstatfs`), and then every write replaces the
-//! whole contents, under locks (a mutex for threads sharing the file, `flock`
-//! for other files and processes) so that concurrent writers never tear a
-//! value; if the mock tree has a write journal ([`JOURNAL_NAME`]), each store
-//! is also recorded there for a simulator. An unlinked mock file (an "unplugged" mock device) reports
-//! [`Error::Disconnected`] like sysfs does. Sysfs pays nothing for any of this.
+//! The same holds on every backing: real sysfs, the simulated brick (a FUSE
+//! file system whose files behave like sysfs's, see [`crate::mock`]) or any
+//! other file. There is no emulation branch: the file system behind the
+//! descriptor does what sysfs does, or it does not.
+//!
+//! Attribute files are opened with `O_NONBLOCK | O_NOFOLLOW`: a FIFO in the
+//! tree cannot block the open and a symbolic link in the attribute's place
+//! is not followed (the device directory itself may be reached through the
+//! class symlink, as sysfs has it). What is opened must be a regular file
+//! (one `fstat` at open).
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -28,9 +30,6 @@ use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::emulate::Emulation;
-pub use crate::emulate::JOURNAL_NAME;
-pub(crate) use crate::emulate::{locked, store_whole};
 use crate::error::{Error, Operation, Result};
 use crate::value;
 
@@ -57,27 +56,17 @@ pub enum Access {
 
 impl Access {
     /// Infers the access mode an attribute file allows from its permission
-    /// bits.
-    ///
-    /// On sysfs any read bit allows reading and any write bit writing: right
-    /// for the kernel's modes (0444, 0644, 0200) and for those udev sets on a
-    /// brick (0444, 0664, 0220). On other file systems (a mock tree) the
-    /// **group** bits decide, as in ev3dev's Python library, and the owner
-    /// bits stay read-write so that the tree's owner can inject values.
+    /// bits: any read bit allows reading and any write bit writing (see
+    /// [`Access::from_mode`]); right for the kernel's modes (0444, 0644,
+    /// 0200), for those udev sets on a brick (0444, 0664, 0220) and for the
+    /// simulated brick's.
     ///
     /// # Errors
     /// [`Error::Disconnected`] when the file does not exist, or the error of
     /// `stat`.
     pub fn of_file(path: &Path) -> Result<Access> {
         let meta = std::fs::metadata(path).map_err(|e| open_error(path, e))?;
-        let on_sysfs = nix::sys::statfs::statfs(path)
-            .map(|s| s.filesystem_type() == nix::sys::statfs::SYSFS_MAGIC)
-            .map_err(|e| open_error(path, io::Error::from(e)))?;
-        Ok(if on_sysfs {
-            Access::from_mode(meta.mode())
-        } else {
-            Access::from_mock_mode(meta.mode())
-        })
+        Ok(Access::from_mode(meta.mode()))
     }
 
     /// The access mode that sysfs permission bits `mode` allow: any read bit
@@ -85,12 +74,6 @@ impl Access {
     /// read-only.
     pub fn from_mode(mode: u32) -> Access {
         Access::from_bits(mode & 0o444 != 0, mode & 0o222 != 0)
-    }
-
-    /// The access mode that a mock file's permission bits `mode` stand for:
-    /// the group bits, as on a brick after udev.
-    pub fn from_mock_mode(mode: u32) -> Access {
-        Access::from_bits(mode & 0o040 != 0, mode & 0o020 != 0)
     }
 
     fn from_bits(readable: bool, writable: bool) -> Access {
@@ -112,13 +95,18 @@ impl Access {
     }
 }
 
-/// What backs an open attribute.
+/// What backs an open attribute (told apart once, at open, for reports
+/// such as `ev3-probe`'s header; I/O is the same on all of them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Backing {
-    /// Real sysfs (kernfs): one syscall per read and per write.
+    /// Real sysfs (kernfs).
     Sysfs,
-    /// Any other file system (a mock tree): whole-value stores are emulated.
-    Emulated,
+    /// The simulated brick: a FUSE file system with this crate's marker
+    /// ([`crate::mock`], `ev3-sim`).
+    SimulatedBrick,
+    /// Any other file system (a static snapshot of captured files, ...).
+    Other,
 }
 
 /// One attribute file, opened once and kept open.
@@ -130,18 +118,18 @@ pub struct Attribute {
     name: Box<str>,
     path: PathBuf,
     access: Access,
-    /// `Some` on non-sysfs files: whole-value store emulation.
-    emulation: Option<Emulation>,
+    backing: Backing,
 }
 
 impl Attribute {
-    /// Opens the attribute file at `path` with `O_SYNC | O_CLOEXEC` and the
-    /// given access mode.
+    /// Opens the attribute file at `path` with `O_SYNC | O_CLOEXEC |
+    /// O_NONBLOCK | O_NOFOLLOW` and the given access mode.
     ///
     /// # Errors
     /// [`Error::Disconnected`] if the file (or its device) does not exist,
     /// [`Error::PermissionDenied`] if the mode is refused, [`Error::Io`]
-    /// otherwise.
+    /// otherwise, also when the last component is a symbolic link (`ELOOP`)
+    /// or not a regular file (a FIFO, a directory, a device node).
     pub fn open(path: impl Into<PathBuf>, access: Access) -> Result<Attribute> {
         let path = path.into();
         let name: Box<str> = path
@@ -152,32 +140,29 @@ impl Attribute {
             .read(access.can_read())
             .write(access.can_write())
             // std adds O_CLOEXEC itself.
-            .custom_flags(libc::O_SYNC)
+            .custom_flags(libc::O_SYNC | libc::O_NONBLOCK | libc::O_NOFOLLOW)
             .open(&path)
             .map_err(|e| open_error(&path, e))?;
-        let on_sysfs = is_sysfs(&file).map_err(|e| open_error(&path, e))?;
-        if !on_sysfs {
-            // kernfs refuses (EACCES, even for root) to open an attribute in
-            // a direction it does not support; so does the emulation.
-            let mode = file.metadata().map_err(|e| open_error(&path, e))?.mode();
-            let allowed = Access::from_mock_mode(mode);
-            if (access.can_read() && !allowed.can_read())
-                || (access.can_write() && !allowed.can_write())
-            {
-                return Err(open_error(
-                    &path,
-                    io::Error::from_raw_os_error(libc::EACCES),
-                ));
-            }
+        let meta = file.metadata().map_err(|e| open_error(&path, e))?;
+        if !meta.file_type().is_file() {
+            return Err(Error::Io {
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a regular file: an attribute file is never a FIFO, \
+                     a directory or a device node",
+                ),
+                path,
+                operation: Operation::Open,
+            });
         }
-        log::trace!("opened {} ({access:?}, sysfs: {on_sysfs})", path.display());
-        let emulation = (!on_sysfs).then(|| Emulation::new(&path));
+        let backing = backing(&file).map_err(|e| open_error(&path, e))?;
+        log::trace!("opened {} ({access:?}, {backing:?})", path.display());
         Ok(Attribute {
             file,
             name,
             path,
             access,
-            emulation,
+            backing,
         })
     }
 
@@ -207,13 +192,10 @@ impl Attribute {
         self.access
     }
 
-    /// Whether this is real sysfs or an emulated (mock) file.
+    /// What backs the file: real sysfs, the simulated brick, or another
+    /// file system.
     pub fn backing(&self) -> Backing {
-        if self.emulation.is_some() {
-            Backing::Emulated
-        } else {
-            Backing::Sysfs
-        }
+        self.backing
     }
 
     /// The open file descriptor, e.g. to `poll()` it with other files.
@@ -244,11 +226,10 @@ impl Attribute {
                 io::Error::from_raw_os_error(libc::EINVAL),
             ));
         }
-        let written = match &self.emulation {
-            None => self.file.write_at(bytes, 0),
-            Some(emulation) => emulation.store(&self.file, bytes),
-        }
-        .map_err(|e| Error::from_io(&self.path, Operation::Write, Some(bytes), e))?;
+        let written = self
+            .file
+            .write_at(bytes, 0)
+            .map_err(|e| Error::from_io(&self.path, Operation::Write, Some(bytes), e))?;
         if written != bytes.len() {
             return Err(Error::from_io(
                 &self.path,
@@ -309,11 +290,9 @@ impl Attribute {
         if !self.access.can_read() {
             return Err(self.wrong_access(Operation::Read));
         }
-        match &self.emulation {
-            None => self.file.read_at(buf, 0),
-            Some(emulation) => emulation.load(&self.file, buf),
-        }
-        .map_err(|e| Error::from_io(&self.path, Operation::Read, None, e))
+        self.file
+            .read_at(buf, 0)
+            .map_err(|e| Error::from_io(&self.path, Operation::Read, None, e))
     }
 
     /// Reads the value and hands its raw bytes to `parse`, without
@@ -441,45 +420,69 @@ impl Attribute {
     /// `value0`). Returns `true` when notified, `false` on timeout.
     ///
     /// Notifications can be late (tacho `state` is checked every 50 ms) or
-    /// missed, and a regular (mock) file never notifies: always re-read the
-    /// value after this returns, whatever it returns. A pending notification
-    /// is cleared by the next read.
+    /// missed, and a file that is not sysfs-like may never notify: always
+    /// re-read the value after this returns, whatever it returns. A pending
+    /// notification is cleared by the next read.
+    ///
+    /// The wait is cut into slices of at most [`UNPLUG_CHECK`]: between two
+    /// slices one `pread` checks that the device is still there, so an
+    /// unplug is reported soon even where it wakes no poller.
     ///
     /// # Errors
     /// [`Error::Disconnected`] when the device went away while waiting.
     pub fn wait_for_change(&self, timeout: Duration) -> Result<bool> {
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-        if self.emulation.is_some() {
-            // A regular file never notifies: sleep, then let the caller
-            // re-read. An unplugged mock device is still reported.
-            std::thread::sleep(timeout);
-            crate::emulate::check_linked(&self.file)
-                .map_err(|e| Error::from_io(&self.path, Operation::Poll, None, e))?;
-            return Ok(false);
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let slice = left.min(UNPLUG_CHECK);
+            // Below 65 s: fits in u16 milliseconds.
+            let millis = u16::try_from(slice.as_millis()).unwrap_or(u16::MAX);
+            let mut fds = [PollFd::new(self.file.as_fd(), PollFlags::POLLPRI)];
+            let ready = poll(&mut fds, PollTimeout::from(millis)).map_err(|errno| {
+                Error::from_io(&self.path, Operation::Poll, None, io::Error::from(errno))
+            })?;
+            let revents = fds[0].revents().unwrap_or(PollFlags::empty());
+            if ready > 0 && revents.intersects(PollFlags::POLLPRI | PollFlags::POLLERR) {
+                // kernfs reports POLLERR both for a change and for removal;
+                // a read tells them apart.
+                if revents.contains(PollFlags::POLLERR) {
+                    self.check_present()?;
+                }
+                return Ok(true);
+            }
+            if left <= slice {
+                return Ok(false);
+            }
+            // A slice ended quietly: is the device still there?
+            self.check_present()?;
         }
-        // Longer waits are cut to about 65 s; callers re-check anyway.
-        let millis = u16::try_from(timeout.as_millis()).unwrap_or(u16::MAX);
-        let mut fds = [PollFd::new(self.file.as_fd(), PollFlags::POLLPRI)];
-        let ready = poll(&mut fds, PollTimeout::from(millis)).map_err(|errno| {
-            Error::from_io(&self.path, Operation::Poll, None, io::Error::from(errno))
-        })?;
-        if ready == 0 {
-            return Ok(false);
-        }
-        let revents = fds[0].revents().unwrap_or(PollFlags::empty());
-        if revents.contains(PollFlags::POLLERR) && self.read_bytes(&mut [0u8; 1]).is_err() {
-            // kernfs reports POLLERR both for a change and for removal; a
-            // read tells them apart.
-            return Err(Error::from_io(
+    }
+
+    /// One read: `ENODEV` (or any read error) means the device is gone.
+    fn check_present(&self) -> Result<()> {
+        let probe = if self.access.can_read() {
+            self.file.read_at(&mut [0u8; 1], 0).map(drop)
+        } else {
+            // A write-only attribute cannot be read: its inode's presence
+            // is asked instead (FUSE and kernfs answer ENOENT/ENODEV once
+            // gone... kernfs keeps answering: best effort).
+            self.file.metadata().map(drop)
+        };
+        probe.map_err(|_| {
+            Error::from_io(
                 &self.path,
                 Operation::Poll,
                 None,
                 io::Error::from_raw_os_error(libc::ENODEV),
-            ));
-        }
-        Ok(revents.intersects(PollFlags::POLLPRI | PollFlags::POLLERR))
+            )
+        })
     }
 }
+
+/// How long [`Attribute::wait_for_change`] polls before it checks that the
+/// device is still there.
+pub const UNPLUG_CHECK: Duration = Duration::from_millis(100);
 
 /// Maps an open error; a missing attribute in a device directory that still
 /// exists means the driver does not have it, not that the device is gone.
@@ -498,23 +501,24 @@ pub(crate) fn open_error(path: &Path, e: io::Error) -> Error {
     Error::from_io(path, Operation::Open, None, e)
 }
 
-fn is_sysfs(file: &File) -> io::Result<bool> {
-    use nix::sys::statfs::{fstatfs, SYSFS_MAGIC};
+/// Tells the backing apart: one `fstatfs`, and on FUSE one `fgetxattr` for
+/// the simulated brick's marker.
+fn backing(file: &File) -> io::Result<Backing> {
+    use nix::sys::statfs::{fstatfs, FUSE_SUPER_MAGIC, SYSFS_MAGIC};
     let stat = fstatfs(file).map_err(io::Error::from)?;
-    Ok(stat.filesystem_type() == SYSFS_MAGIC)
+    let kind = stat.filesystem_type();
+    Ok(if kind == SYSFS_MAGIC {
+        Backing::Sysfs
+    } else if kind == FUSE_SUPER_MAGIC && crate::sys::has_marker_xattr(file) {
+        Backing::SimulatedBrick
+    } else {
+        Backing::Other
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn access_from_mock_modes() {
-        // Group bits decide; the owner may always read and write.
-        assert_eq!(Access::from_mock_mode(0o100644), Access::ReadOnly);
-        assert_eq!(Access::from_mock_mode(0o100620), Access::WriteOnly);
-        assert_eq!(Access::from_mock_mode(0o100664), Access::ReadWrite);
-    }
 
     #[test]
     fn access_from_ev3dev_modes() {

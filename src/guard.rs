@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use crate::attr::{Access, Attribute, Backing};
+use crate::attr::Attribute;
 use crate::error::{Error, Operation, Result};
 use crate::motor::{CommandMemory, DcMotor, StopAction, TachoMotor};
 use crate::sys;
@@ -41,7 +41,6 @@ struct Slot {
     stop_action: AtomicI32,
     /// Index into [`StopAction::ALL`].
     action: AtomicU8,
-    emulated: AtomicBool,
 }
 
 impl Slot {
@@ -50,7 +49,6 @@ impl Slot {
             command: AtomicI32::new(-1),
             stop_action: AtomicI32::new(-1),
             action: AtomicU8::new(0),
-            emulated: AtomicBool::new(false),
         }
     }
 }
@@ -64,14 +62,12 @@ fn stop_slot(slot: &Slot) {
     if command < 0 {
         return;
     }
-    let emulated = slot.emulated.load(Ordering::Relaxed);
     let action = usize::from(slot.action.load(Ordering::Relaxed)).min(ACTION_BYTES.len() - 1);
     sys::store_raw(
         slot.stop_action.load(Ordering::Relaxed),
         ACTION_BYTES[action],
-        emulated,
     );
-    sys::store_raw(command, b"stop", emulated);
+    sys::store_raw(command, b"stop");
 }
 
 /// Stops every protected motor. Async-signal-safe.
@@ -185,9 +181,6 @@ impl Stoppable for DcMotor {
 struct Protected {
     slot: usize,
     command_path: PathBuf,
-    stop_action_path: PathBuf,
-    action: StopAction,
-    emulated: bool,
     memory: Option<CommandMemory>,
     _command: OwnedFd,
     _stop_action: OwnedFd,
@@ -200,23 +193,13 @@ impl Protected {
     }
 
     /// Stops the motor from ordinary code (not a signal handler): the
-    /// handle forgets its last command, and on a mock tree the stop goes
-    /// through the I/O core (whole-value store, journaled for a simulator).
+    /// handle forgets its last command, then the same two `pwrite`s as on a
+    /// signal.
     fn stop(&self) {
         if let Some(memory) = &self.memory {
             memory.forget();
         }
-        if !self.emulated {
-            return stop_slot(&SLOTS[self.slot]);
-        }
-        let write = |path: &PathBuf, value: &str| {
-            Attribute::open(path.clone(), Access::WriteOnly).and_then(|a| a.write_str(value))
-        };
-        if let Err(e) = write(&self.stop_action_path, self.action.as_str())
-            .and_then(|()| write(&self.command_path, "stop"))
-        {
-            log::warn!("stop guard: {}: {e}", self.dir().display());
-        }
+        stop_slot(&SLOTS[self.slot]);
     }
 }
 
@@ -307,7 +290,6 @@ impl StopGuard {
             .iter()
             .position(|a| *a == action)
             .unwrap_or(0);
-        let emulated = command.backing() == Backing::Emulated;
         for (i, slot) in SLOTS.iter().enumerate() {
             if slot
                 .command
@@ -320,16 +302,11 @@ impl StopGuard {
             slot.stop_action
                 .store(stop_action_fd.as_raw_fd(), Ordering::Relaxed);
             slot.action.store(action_index as u8, Ordering::Relaxed);
-            slot.emulated
-                .store(command.backing() == Backing::Emulated, Ordering::Relaxed);
             slot.command
                 .store(command_fd.as_raw_fd(), Ordering::Release);
             self.lock().push(Protected {
                 slot: i,
                 command_path: command.path().to_path_buf(),
-                stop_action_path: stop_action.path().to_path_buf(),
-                action,
-                emulated,
                 memory: files.memory,
                 _command: command_fd,
                 _stop_action: stop_action_fd,

@@ -42,13 +42,13 @@ pub mod attr;
 pub mod buttons;
 pub mod device;
 pub mod discover;
-mod emulate;
 pub mod error;
 pub mod guard;
 #[cfg(feature = "hal")]
 pub mod hal;
 pub mod input;
 pub mod led;
+#[cfg(feature = "sim")]
 pub mod mock;
 pub mod motor;
 pub mod port;

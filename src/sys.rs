@@ -5,21 +5,36 @@
 
 use std::io;
 
-/// Replaces the whole value of an attribute from any context, including a
-/// signal handler: only `ftruncate` (mock files) and `pwrite`, both
-/// async-signal-safe. Errors are ignored: there is nobody to report to.
-pub(crate) fn store_raw(fd: i32, bytes: &[u8], emulated: bool) {
+/// Stores a value from any context, including a signal handler: one
+/// `pwrite`, async-signal-safe. Errors are ignored: there is nobody to
+/// report to.
+pub(crate) fn store_raw(fd: i32, bytes: &[u8]) {
     if fd < 0 {
         return;
     }
-    // SAFETY: plain syscalls on a descriptor number; `bytes` is a valid
+    // SAFETY: a plain syscall on a descriptor number; `bytes` is a valid
     // buffer for the call. A descriptor closed meanwhile fails with EBADF.
     unsafe {
-        if emulated {
-            libc::ftruncate(fd, 0);
-        }
         libc::pwrite(fd, bytes.as_ptr().cast(), bytes.len(), 0);
     }
+}
+
+/// `true` when the open file carries the simulated brick's marker extended
+/// attribute (`user.ev3sysfs`): one `fgetxattr`.
+pub(crate) fn has_marker_xattr(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut value = [0u8; 32];
+    // SAFETY: the name is NUL-terminated, the buffer valid for its length;
+    // a bad descriptor fails with EBADF.
+    let n = unsafe {
+        libc::fgetxattr(
+            file.as_raw_fd(),
+            c"user.ev3sysfs".as_ptr(),
+            value.as_mut_ptr().cast(),
+            value.len(),
+        )
+    };
+    n > 0
 }
 
 /// Installs `handler` for `signals` (with SA_RESTART), keeping it for

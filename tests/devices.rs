@@ -193,7 +193,6 @@ fn setters_validate_before_writing() {
 #[test]
 fn commands_and_remembered_state() {
     let tree = MockTree::new().unwrap();
-    tree.enable_journal().unwrap();
     let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let m = TachoMotor::find(tree.root(), "outA").unwrap();
     m.run_to_rel_pos(360, 500).unwrap();
@@ -216,8 +215,7 @@ fn commands_and_remembered_state() {
     m.set_polarity(Polarity::Inversed).unwrap();
     assert_eq!(m.polarity().unwrap(), Polarity::Inversed);
     let writes: Vec<String> = tree
-        .take_journal()
-        .unwrap()
+        .take_stores()
         .into_iter()
         .map(|(k, v)| {
             format!(
@@ -259,7 +257,6 @@ fn commands_and_remembered_state() {
 #[test]
 fn group_and_tank_write_setpoints_first_then_commands() {
     let tree = MockTree::new().unwrap();
-    tree.enable_journal().unwrap();
     tree.add_tacho_motor("outB", TachoDriver::Ev3Large).unwrap();
     tree.add_tacho_motor("outC", TachoDriver::Ev3Large).unwrap();
     let tank = Tank::new(
@@ -267,7 +264,7 @@ fn group_and_tank_write_setpoints_first_then_commands() {
         TachoMotor::find(tree.root(), "outC").unwrap(),
     );
     tank.drive(400, -400).unwrap();
-    let journal = tree.take_journal().unwrap();
+    let journal = tree.take_stores();
     let names: Vec<&str> = journal
         .iter()
         .map(|(k, _)| k.rsplit('/').next().unwrap())
@@ -275,7 +272,7 @@ fn group_and_tank_write_setpoints_first_then_commands() {
     assert_eq!(names, ["speed_sp", "speed_sp", "command", "command"]);
     // A bad speed for the second motor: nothing at all is written.
     assert!(tank.drive(400, 5000).is_err());
-    assert!(tree.take_journal().unwrap().is_empty());
+    assert!(tree.take_stores().is_empty());
     let motors = [&tank.left, &tank.right];
     let group = TachoGroup::new(&motors);
     assert!(
@@ -287,8 +284,7 @@ fn group_and_tank_write_setpoints_first_then_commands() {
     tank.drive_counts(360, 180, 300).unwrap();
     tank.stop().unwrap();
     let tail: Vec<String> = tree
-        .take_journal()
-        .unwrap()
+        .take_stores()
         .into_iter()
         .map(|(_, v)| String::from_utf8(v).unwrap())
         .collect();
@@ -399,7 +395,6 @@ fn dc_and_servo_motors() {
 #[test]
 fn generic_sensor_modes_values_and_bin_data() {
     let tree = MockTree::new().unwrap();
-    tree.enable_journal().unwrap();
     let mock = tree.add_sensor("in2", SensorDriver::Ev3Ultrasonic).unwrap();
     let s = Sensor::find(tree.root(), "in2", &[]).unwrap();
     assert_eq!(s.driver_name(), "lego-ev3-us");
@@ -411,22 +406,18 @@ fn generic_sensor_modes_values_and_bin_data() {
     mock.set_int("value0", 1234).unwrap();
     assert_eq!(s.scaled(0).unwrap().to_string(), "123.4");
     s.set_mode("US-DIST-CM").unwrap();
-    assert!(
-        tree.take_journal().unwrap().is_empty(),
-        "same mode: nothing written"
-    );
+    assert!(tree.take_stores().is_empty(), "same mode: nothing written");
     assert!(matches!(
         s.set_mode("US-FLY"),
         Err(Error::NotOffered { .. })
     ));
     // The driver switches the files; the sensor re-reads what depends on it.
-    mock.apply_sensor_mode("US-LISTEN").unwrap();
     s.set_mode("US-LISTEN").unwrap();
-    assert_eq!(tree.take_journal().unwrap().len(), 1);
+    assert_eq!(tree.take_stores().len(), 1);
     assert_eq!((s.decimals(), s.bin_format()), (0, Some(BinFormat::S8)));
     assert!(matches!(s.value(1), Err(Error::Unsupported { .. })));
     assert!(matches!(s.value(9), Err(Error::Unsupported { .. })));
-    mock.set_bytes("bin_data", &[0xfe; 32]).unwrap();
+    mock.set_int("value0", -2).unwrap(); // bin_data mirrors the values
     let mut out = [0i64; 4];
     assert_eq!(s.bin_values(&mut out).unwrap(), 1);
     assert_eq!(out[0], -2);
@@ -471,35 +462,29 @@ fn typed_sensors() {
     color_mock.set_int("value0", 57).unwrap();
     assert_eq!(color.reflected().unwrap(), 57);
     // Switching modes is the driver's job: emulate it for each reading.
-    color_mock.apply_sensor_mode("COL-COLOR").unwrap();
     color_mock.set_int("value0", 5).unwrap();
     assert_eq!(color.color().unwrap(), Color::Red);
     assert_eq!(color_mock.read("mode").unwrap(), "COL-COLOR");
-    color_mock.apply_sensor_mode("RGB-RAW").unwrap();
     color_mock.set_int("value2", 900).unwrap();
     assert_eq!(color.rgb_raw().unwrap(), (0, 0, 900));
 
     let ir = InfraredSensor::find(root, "in3").unwrap();
     ir_mock.set_int("value0", 33).unwrap();
     assert_eq!(ir.proximity().unwrap(), 33);
-    ir_mock.apply_sensor_mode("IR-SEEK").unwrap();
     ir_mock.set_int("value2", -12).unwrap();
     ir_mock.set_int("value3", 40).unwrap();
     ir_mock.set_int("value1", -128).unwrap();
     assert_eq!(ir.seek(2).unwrap(), Some((-12, 40)));
     assert_eq!(ir.seek(1).unwrap(), None);
     assert!(ir.seek(5).is_err());
-    ir_mock.apply_sensor_mode("IR-REMOTE").unwrap();
     ir_mock.set_int("value3", 9).unwrap();
     assert!(ir.remote(4).unwrap().beacon);
 
     let gyro = GyroSensor::find(root, "in4").unwrap();
     gyro_mock.set_int("value0", -90).unwrap();
     assert_eq!(gyro.angle().unwrap(), -90);
-    gyro_mock.apply_sensor_mode("GYRO-G&A").unwrap();
     gyro_mock.set_int("value1", 12).unwrap();
     assert_eq!(gyro.angle_and_rate().unwrap(), (0, 12));
-    gyro_mock.apply_sensor_mode("GYRO-ANG").unwrap();
     gyro.reset_angle().unwrap();
     assert_eq!(gyro_mock.read("mode").unwrap(), "GYRO-ANG");
 

@@ -1,5 +1,5 @@
-//! The mock tree: layout, permissions, numbering, inject/inspect, unplug and
-//! re-plug, sensor modes, the write journal.
+//! The simulated brick: layout, permissions, numbering, inject/inspect,
+//! unplug and re-plug, sensor modes, the stores it received.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::os::unix::fs::PermissionsExt;
@@ -33,9 +33,9 @@ fn ev3_layout_and_permissions() {
     assert!(battery.read_int("voltage_now").unwrap() > 7_000_000);
 
     let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
-    // Group bits carry the brick's access, the owner can always write.
-    assert_eq!(mode(&motor.path().join("max_speed")), 0o644);
-    assert_eq!(mode(&motor.path().join("command")), 0o620);
+    // The modes a brick shows after udev (group ev3dev).
+    assert_eq!(mode(&motor.path().join("max_speed")), 0o444);
+    assert_eq!(mode(&motor.path().join("command")), 0o220);
     assert_eq!(mode(&motor.path().join("speed_sp")), 0o664);
     assert_eq!(mode(&motor.path().join("speed_pid/Kp")), 0o664);
     let dev = SysfsDevice::open(root, "tacho-motor", &motor.name()).unwrap();
@@ -89,7 +89,7 @@ fn drivers_have_their_tables() {
     assert_eq!(dc.read("driver_name").unwrap(), "rcx-motor");
     assert_eq!(
         mode(&dc.path().join("stop_action")),
-        0o620,
+        0o220,
         "WO on dc-motor"
     );
     let servo = tree.add_servo_motor("in1", 3).unwrap();
@@ -157,22 +157,21 @@ fn sensor_modes_follow_the_table() {
     assert_eq!(ir.read("mode").unwrap(), "IR-PROX");
     assert!(ir.path().join("value0").exists());
     assert!(!ir.path().join("value1").exists());
-    ir.apply_sensor_mode("IR-SEEK").unwrap();
+    let dev = SysfsDevice::open(tree.root(), "lego-sensor", &ir.name()).unwrap();
+    // A mode store completes synchronously: the new values exist at once.
+    dev.write_str("mode", "IR-SEEK").unwrap();
     assert_eq!(ir.read_int("num_values").unwrap(), 8);
     assert!(ir.path().join("value7").exists());
-    ir.apply_sensor_mode("IR-REM-A").unwrap();
+    dev.write_str("mode", "IR-REM-A").unwrap();
     assert_eq!(ir.read("bin_data_format").unwrap(), "s16");
     assert!(!ir.path().join("value1").exists());
-    assert!(matches!(
-        ir.apply_sensor_mode("FLY"),
-        Err(Error::NotOffered { ref offered, .. }) if offered.contains("IR-SEEK")
-    ));
+    let err = dev.write_str("mode", "FLY").unwrap_err();
+    assert_eq!(err.errno(), Some(libc::EINVAL), "{err:?}");
 }
 
 #[test]
-fn journal_records_every_write_in_order() {
+fn the_stores_received_are_recorded_in_order() {
     let tree = MockTree::new().unwrap();
-    tree.enable_journal().unwrap();
     let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let dev = Arc::new(SysfsDevice::open(tree.root(), "tacho-motor", &mock.name()).unwrap());
     dev.write_int("position_sp", 360).unwrap();
@@ -180,7 +179,7 @@ fn journal_records_every_write_in_order() {
     dev.write_str("command", "run-to-rel-pos").unwrap();
     let pid = dev.child("speed_pid").unwrap();
     pid.write_int("Kp", 900).unwrap();
-    let records = tree.take_journal().unwrap();
+    let records = tree.take_stores();
     let keys: Vec<&str> = records.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
         keys,
@@ -192,9 +191,9 @@ fn journal_records_every_write_in_order() {
         ]
     );
     assert_eq!(records[1].1, b"run-to-rel-pos");
-    // Injections by the mock are not device writes.
+    // Injections are not stores.
     mock.set_int("position", 5).unwrap();
-    assert!(tree.take_journal().unwrap().is_empty());
+    assert!(tree.take_stores().is_empty());
     // Concurrent writers: every write is recorded exactly once.
     let threads: Vec<_> = (0..4)
         .map(|_| {
@@ -209,22 +208,18 @@ fn journal_records_every_write_in_order() {
     for t in threads {
         t.join().unwrap();
     }
-    let records = tree.take_journal().unwrap();
+    let records = tree.take_stores();
     assert_eq!(records.len(), 1000);
     assert!(records.iter().all(|(_, v)| v == b"stop"));
 }
 
 #[test]
-fn tree_is_deleted_on_drop_unless_kept() {
+fn tree_is_unmounted_and_deleted_on_drop() {
     let tree = MockTree::new().unwrap();
     let root = tree.root().to_path_buf();
     assert!(root.is_dir());
     drop(tree);
     assert!(!root.exists());
-    let tree = MockTree::new().unwrap();
-    let kept = tree.keep();
-    assert!(kept.is_dir());
-    std::fs::remove_dir_all(kept.parent().unwrap()).unwrap();
 }
 
 #[test]

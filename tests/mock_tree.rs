@@ -36,7 +36,7 @@ fn reads_captured_large_motor() {
     assert_eq!(motor.read_string("address").unwrap(), "outA");
     let commands = motor.attribute("commands").unwrap();
     assert_eq!(commands.access(), Access::ReadOnly);
-    assert_eq!(commands.backing(), Backing::Emulated);
+    assert_eq!(commands.backing(), Backing::Other);
     assert!(commands.list_contains("run-direct").unwrap());
     assert!(!commands.list_contains("run").unwrap());
     // Empty state: no flags.

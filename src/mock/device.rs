@@ -1,14 +1,18 @@
-//! [`MockDevice`]: one device of a mock tree.
+//! [`MockDevice`]: one device of a simulated brick.
 
-use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Weak};
 
-use super::{io_error, load, spec, store, write_files, MockKind};
+use super::fs::{lock, wake};
+use super::kobject::{Effects, Model};
+use super::state::Brick;
+use super::MockKind;
 use crate::error::{Error, Operation, Result};
 use crate::value;
 
-/// A device in a [`MockTree`](super::MockTree): inspect what code wrote, inject what the
-/// hardware would show.
+/// A device of a [`MockTree`](super::MockTree): inspect what its model
+/// shows, inject what the hardware would report.
 #[derive(Debug, Clone)]
 pub struct MockDevice {
     pub(super) dir: PathBuf,
@@ -16,6 +20,8 @@ pub struct MockDevice {
     pub(super) name: String,
     pub(super) address: String,
     pub(super) kind: MockKind,
+    pub(super) id: u64,
+    pub(super) brick: Weak<Mutex<Brick<fuser::PollNotifier>>>,
 }
 
 impl MockDevice {
@@ -44,102 +50,122 @@ impl MockDevice {
         &self.kind
     }
 
-    fn file(&self, attr: &str) -> PathBuf {
-        // Nested names (speed_pid/Kp) are allowed here: this is test code's
-        // own tree, not user input reaching a brick.
-        self.dir.join(attr)
+    /// `true` while the device is plugged in (and its tree mounted).
+    pub fn is_plugged(&self) -> bool {
+        self.brick
+            .upgrade()
+            .is_some_and(|brick| lock(&brick).contains(self.id))
     }
 
-    /// The current contents of attribute `attr` (what the code under test
-    /// wrote last, or the initial value), without the trailing newline.
+    pub(super) fn gone(&self, operation: Operation) -> Error {
+        Error::from_io(
+            &self.dir,
+            operation,
+            None,
+            io::Error::from_raw_os_error(libc::ENODEV),
+        )
+    }
+
+    /// Runs `f` on the model (see [`MockTree::with_model`](super::MockTree::with_model)).
+    pub(super) fn with_model<R>(
+        &self,
+        f: impl FnOnce(&mut dyn Model, &mut Effects) -> R,
+    ) -> Result<R> {
+        let brick = self.brick.upgrade().ok_or(self.gone(Operation::Write))?;
+        let done = lock(&brick).with_model(self.id, f);
+        let (result, pollers) = done.ok_or(self.gone(Operation::Write))?;
+        wake(pollers);
+        Ok(result)
+    }
+
+    /// What the model shows for `attr` now (whatever its access mode).
+    fn show(&self, attr: &str) -> Result<Vec<u8>> {
+        let path = self.dir.join(attr);
+        let brick = self.brick.upgrade().ok_or(self.gone(Operation::Read))?;
+        let mut out = Vec::new();
+        lock(&brick)
+            .show(self.id, attr, &mut out)
+            .map_err(|e| Error::from_io(&path, Operation::Read, None, errno_error(e)))?;
+        Ok(out)
+    }
+
+    /// The current value of attribute `attr` as its model shows it (also for
+    /// write-only attributes, where the model has a value), without the
+    /// trailing newline.
     ///
     /// # Errors
     /// [`Error::Disconnected`] when the device is unplugged or has no such
-    /// attribute, [`Error::Parse`] when the contents are not UTF-8.
+    /// attribute, the model's error otherwise, [`Error::Parse`] when the
+    /// contents are not UTF-8.
     pub fn read(&self, attr: &str) -> Result<String> {
-        let path = self.file(attr);
-        let bytes = load(&path)?;
+        let bytes = self.show(attr)?;
         value::parse_str(&bytes)
             .map(str::to_owned)
-            .ok_or_else(|| Error::parse(&path, &bytes, "UTF-8 text"))
+            .ok_or_else(|| Error::parse(&self.dir.join(attr), &bytes, "UTF-8 text"))
     }
 
-    /// The contents of attribute `attr` as an integer.
+    /// The value of attribute `attr` as an integer.
     ///
     /// # Errors
     /// As [`MockDevice::read`], and [`Error::Parse`] when it is not an
     /// integer.
     pub fn read_int(&self, attr: &str) -> Result<i64> {
-        let path = self.file(attr);
-        let bytes = load(&path)?;
-        value::parse_int(&bytes).ok_or_else(|| Error::parse(&path, &bytes, "a decimal integer"))
+        let bytes = self.show(attr)?;
+        value::parse_int(&bytes)
+            .ok_or_else(|| Error::parse(&self.dir.join(attr), &bytes, "a decimal integer"))
     }
 
-    /// Sets attribute `attr` to `value` as the driver would show it (with a
-    /// trailing newline), whatever its access mode: sensor values,
-    /// positions, state flags... Open handles see the new value on their
-    /// next read; a write-only attribute is not made readable.
+    /// Injects what the device reports for `attr` (a sensor value, a
+    /// position, a voltage), bypassing the attribute's store: the model's
+    /// [`Model::inject`]. Open handles see it on their next read.
     ///
     /// # Errors
-    /// [`Error::Disconnected`] when the device is unplugged.
+    /// [`Error::Disconnected`] when the device is unplugged or the model
+    /// cannot inject `attr`; [`Error::InvalidValue`] when it cannot parse
+    /// `value`.
     pub fn set(&self, attr: &str, value: &str) -> Result<()> {
-        let mut bytes = Vec::with_capacity(value.len() + 1);
-        bytes.extend_from_slice(value.as_bytes());
-        bytes.push(b'\n');
-        self.set_bytes(attr, &bytes)
+        let value = value.strip_suffix('\n').unwrap_or(value);
+        let path = self.dir.join(attr);
+        self.with_model(|model, fx| model.inject(attr, value, fx))?
+            .map_err(|e| {
+                Error::from_io(
+                    &path,
+                    Operation::Write,
+                    Some(value.as_bytes()),
+                    errno_error(e),
+                )
+            })
     }
 
-    /// Sets an integer attribute (see [`MockDevice::set`]).
+    /// Injects an integer (see [`MockDevice::set`]).
     ///
     /// # Errors
     /// As [`MockDevice::set`].
     pub fn set_int(&self, attr: &str, value: i64) -> Result<()> {
         let mut buf = [0u8; value::INT_BUF_LEN];
         let digits = value::format_int(value, &mut buf);
-        let mut bytes = [0u8; value::INT_BUF_LEN + 1];
-        bytes[..digits.len()].copy_from_slice(digits);
-        bytes[digits.len()] = b'\n';
-        self.set_bytes(attr, &bytes[..=digits.len()])
+        self.set(attr, std::str::from_utf8(digits).unwrap_or("0"))
     }
 
-    /// Sets raw contents (e.g. `bin_data`), without adding a newline.
+    /// Injects raw contents given as bytes (UTF-8 text; see
+    /// [`MockDevice::set`]).
     ///
     /// # Errors
-    /// As [`MockDevice::set`].
+    /// As [`MockDevice::set`]; [`Error::InvalidValue`] when `bytes` is not
+    /// UTF-8.
     pub fn set_bytes(&self, attr: &str, bytes: &[u8]) -> Result<()> {
-        store(&self.file(attr), bytes)
-    }
-
-    /// Switches a mock sensor to `mode` as its driver would: `mode`,
-    /// `num_values`, `units`, `decimals`, `bin_data_format` and the
-    /// `valueN` files follow the mode's table (values start at 0).
-    ///
-    /// # Errors
-    /// [`Error::NotOffered`] when this is not a sensor or the sensor has no
-    /// such mode; I/O errors as [`MockDevice::set`].
-    pub fn apply_sensor_mode(&self, mode: &str) -> Result<()> {
-        let MockKind::Sensor(driver) = self.kind else {
-            return Err(self.not_offered("mode", mode, ""));
-        };
-        let modes = driver.modes();
-        let Some(spec) = modes.iter().find(|m| m.0 == mode) else {
-            let offered: Vec<&str> = modes.iter().map(|m| m.0).collect();
-            return Err(self.not_offered("mode", mode, &offered.join(" ")));
-        };
-        for i in 0..8 {
-            let path = self.dir.join(format!("value{i}"));
-            if i >= spec.1 && path.exists() {
-                fs::remove_file(&path).map_err(|e| io_error(&path, Operation::Write, e))?;
-            }
-        }
-        write_files(&self.dir, &spec::sensor_mode_files(spec))
-    }
-
-    fn not_offered(&self, attribute: &'static str, value: &str, offered: &str) -> Error {
-        Error::NotOffered {
-            attribute,
-            value: value.to_owned(),
-            offered: offered.to_owned(),
+        match std::str::from_utf8(bytes) {
+            Ok(text) => self.set(attr, text),
+            Err(_) => Err(Error::from_io(
+                &self.dir.join(attr),
+                Operation::Write,
+                Some(bytes),
+                io::Error::from_raw_os_error(libc::EINVAL),
+            )),
         }
     }
+}
+
+fn errno_error(e: i32) -> io::Error {
+    io::Error::from_raw_os_error(super::state::errno(e))
 }

@@ -1,25 +1,29 @@
-//! A mock ev3dev sysfs tree, so that robot code and this crate run and test on
-//! any Linux host.
+//! A simulated brick, so that robot code and this crate run and test on any
+//! Linux host: a FUSE file system that looks and behaves like ev3dev's sysfs
+//! classes (feature `sim`, on by default).
 //!
-//! [`MockTree`] creates, in a temporary directory (on tmpfs, `/dev/shm`, when
-//! there is one), the class directories of a brick with the layout, file
-//! names, permission bits and initial contents of ev3dev-stretch: tacho, DC
-//! and servo motors by driver, each sensor type with its modes, the four
-//! brick LEDs, the battery and the eight lego-ports. Devices are numbered
-//! like the kernel does: per class, counting up, never reused.
+//! [`MockTree::new`] mounts a fresh file system on a new, unpredictable
+//! temporary directory and serves it from a thread of this process; dropping
+//! the tree unmounts it (lazily when files are still open). Its root holds
+//! class directories as `/sys/class` does (`tacho-motor/motor0/...`);
+//! devices are numbered per class like the kernel does, never reused.
 //!
-//! Code under test finds the tree through its root:
-//! `SysfsDevice::open(tree.root(), ...)`, or `EV3SYSFS_ROOT=<root>` for any
-//! program (non-Rust ev3dev libraries too, with a bind mount of the root over
-//! `/sys/class`).
+//! Behind every attribute file is a device model's `show()`/`store()` (see
+//! [`kobject`]), as behind sysfs files a driver's: a write is one store of
+//! the whole value whatever the offset (bad values get `EINVAL` at the
+//! writer's `pwrite`), a read at offset 0 renders afresh, opening in a
+//! direction the attribute does not allow is `EACCES` even for root, an
+//! unplugged device gives `ENODEV` on held files and wakes their pollers,
+//! and `state`-like attributes notify pollers with `POLLPRI`. So any program
+//! (python-ev3dev2, a shell, other languages' ev3dev libraries) can use the
+//! tree, with `EV3SYSFS_ROOT=<root>` or bound over `/sys/class` (see the
+//! `ev3-sim` binary).
 //!
-//! The crate's I/O core recognises the mock files (they are not sysfs) and
-//! emulates sysfs stores on them: a write replaces the whole value, and a
-//! device removed with [`MockTree::unplug`] reports
-//! [`Error::Disconnected`] on handles that are
-//! still open, as a real unplug does.
+//! It needs `/dev/fuse` and either root (the tree is mounted with the mount
+//! system call) or fuse3's `fusermount3`. Without them [`MockTree::new`]
+//! fails with an error that says so, at once.
 //!
-//! ```
+//! ```no_run
 //! # fn main() -> ev3sysfs::Result<()> {
 //! use ev3sysfs::mock::{MockTree, TachoDriver};
 //! use ev3sysfs::SysfsDevice;
@@ -29,7 +33,7 @@
 //! let motor = SysfsDevice::open(tree.root(), "tacho-motor", &mock.name())?;
 //! motor.write_int("speed_sp", 500)?;
 //! motor.write_str("command", "run-forever")?;
-//! assert_eq!(mock.read("command")?, "run-forever");
+//! assert!(mock.read("state")?.contains("running"));
 //! mock.set_int("position", 720)?; // inject what the motor would report
 //! assert_eq!(motor.read_int("position")?, 720);
 //! # Ok(()) }
@@ -38,29 +42,32 @@
 #[cfg(feature = "sim")]
 mod brick_io;
 mod device;
+mod fs;
 pub mod kobject;
-mod model;
+pub(crate) mod models;
 mod playground;
 pub mod sim;
+// The driver tables; their old file lists are unused since the models.
+#[allow(dead_code)]
 mod spec;
+mod state;
 
-use std::fs::{self, File, OpenOptions};
+use std::collections::VecDeque;
 use std::io;
-use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 #[cfg(feature = "sim")]
 pub use brick_io::{SimulatedIo, Tone};
 pub use device::MockDevice;
+pub use fs::MARKER_XATTR;
 pub use playground::Playground;
 pub use sim::{RealtimeSim, Simulator, World, TICK};
 pub use spec::{SensorDriver, TachoDriver};
 
-use crate::attr::{locked, store_whole, JOURNAL_NAME, MAX_VALUE_LEN};
 use crate::error::{Error, Operation, Result};
-use spec::AttrFile;
+use kobject::{Effects, Model};
 
 /// What kind of device a [`MockDevice`] is, to re-create it on re-plug.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,78 +87,64 @@ pub enum MockKind {
     Battery,
     /// A port (`lego-port` class).
     Port,
+    /// The board information (`board-info` class).
+    BoardInfo,
 }
 
-/// Per-class device counters: numbers grow and are never reused.
-#[derive(Debug, Default)]
-struct Counters {
-    motor: AtomicU32,
-    dc: AtomicU32,
-    servo: AtomicU32,
-    sensor: AtomicU32,
-    port: AtomicU32,
-}
-
-/// A temporary ev3dev-like sysfs tree. Deleted on drop unless
-/// [`MockTree::keep`] is called.
-#[derive(Debug)]
+/// A simulated brick mounted as a FUSE file system; unmounted on drop.
 pub struct MockTree {
-    base: PathBuf,
     root: PathBuf,
-    delete_on_drop: bool,
-    counters: Counters,
-    /// Serialises re-plugs and additions that must pick a fresh number.
-    add_lock: Mutex<()>,
+    brick: fs::SharedBrick,
+    session: Mutex<Option<fuser::BackgroundSession>>,
 }
+
+impl std::fmt::Debug for MockTree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockTree")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the simulated brick needs, for error messages.
+const NEEDS: &str = "the simulated brick is a FUSE file system: it needs /dev/fuse, \
+and root (it mounts with the mount system call) or fuse3's fusermount3";
 
 impl MockTree {
-    /// Creates an empty tree (no devices) in a new temporary directory, on
-    /// tmpfs (`/dev/shm`) when available.
+    /// Mounts an empty simulated brick (no devices) on a new temporary
+    /// directory and serves it from a thread of this process.
     ///
     /// # Errors
-    /// [`Error::Io`] when the directory cannot be created.
+    /// [`Error::Io`] when the directory cannot be created or the file
+    /// system cannot be mounted (no `/dev/fuse`, not permitted): the message
+    /// says what is needed.
     pub fn new() -> Result<MockTree> {
-        static SEQ: AtomicU32 = AtomicU32::new(0);
-        let shm = Path::new("/dev/shm");
-        let parent = if shm.is_dir() {
-            shm.to_path_buf()
-        } else {
-            std::env::temp_dir()
-        };
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let base = parent.join(format!(
-            "ev3sysfs-mock-{}-{}-{nanos}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
-        MockTree::create(base, true)
+        let template = std::env::temp_dir().join("ev3sysfs-brick-XXXXXX");
+        let root = nix::unistd::mkdtemp(&template)
+            .map_err(|e| Error::from_io(&template, Operation::Open, None, io::Error::from(e)))?;
+        let brick = Arc::new(Mutex::new(state::Brick::new(models::create)));
+        match fs::mount(Arc::clone(&brick), &root) {
+            Ok(session) => Ok(MockTree {
+                root,
+                brick,
+                session: Mutex::new(Some(session)),
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_dir(&root);
+                Err(Error::Io {
+                    source: io::Error::new(
+                        e.kind(),
+                        format!("cannot mount the simulated brick: {e} ({NEEDS})"),
+                    ),
+                    path: root,
+                    operation: Operation::Open,
+                })
+            }
+        }
     }
 
-    /// Creates an empty tree in `dir` (created if missing), kept after drop.
-    ///
-    /// # Errors
-    /// [`Error::Io`] when the directory cannot be created.
-    pub fn in_dir(dir: impl Into<PathBuf>) -> Result<MockTree> {
-        MockTree::create(dir.into(), false)
-    }
-
-    fn create(base: PathBuf, delete_on_drop: bool) -> Result<MockTree> {
-        let root = base.join("class");
-        fs::create_dir_all(&root).map_err(|e| io_error(&root, Operation::Open, e))?;
-        Ok(MockTree {
-            base,
-            root,
-            delete_on_drop,
-            counters: Counters::default(),
-            add_lock: Mutex::new(()),
-        })
-    }
-
-    /// A tree set up like a brick with nothing plugged in: the eight
-    /// lego-ports, the four brick LEDs and the battery (rechargeable pack).
+    /// A brick with nothing plugged in: the eight lego-ports, the four
+    /// brick LEDs, the battery (rechargeable pack) and `board-info`.
     ///
     /// # Errors
     /// As [`MockTree::new`].
@@ -169,195 +162,139 @@ impl MockTree {
             tree.add_led(led, 255)?;
         }
         tree.add_battery(true)?;
+        tree.add_board_info()?;
         Ok(tree)
     }
 
-    /// The class root (`.../class`): pass it to constructors or as
+    /// The class root (the mount point): pass it to constructors or as
     /// `EV3SYSFS_ROOT`.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Keeps the tree on disk after drop (for a look at what was written)
-    /// and returns its class root.
-    pub fn keep(mut self) -> PathBuf {
-        self.delete_on_drop = false;
-        self.root.clone()
-    }
-
-    /// Starts a write journal at the root: from now on, every store through
-    /// this crate's I/O core on attributes opened afterwards is also
-    /// recorded, in order (see [`MockTree::take_journal`]). The motor
-    /// simulator uses it to see every command, even the same one twice.
-    ///
-    /// # Errors
-    /// [`Error::Io`] when the file cannot be created.
-    pub fn enable_journal(&self) -> Result<()> {
-        let path = self.root.join(JOURNAL_NAME);
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map(drop)
-            .map_err(|e| io_error(&path, Operation::Open, e))
-    }
-
-    /// Takes the writes recorded since the last call, oldest first: (path
-    /// relative to the root, e.g. `tacho-motor/motor0/command`; value).
-    ///
-    /// # Errors
-    /// [`Error::Io`] when there is no journal; [`Error::Parse`] on a damaged
-    /// journal.
-    pub fn take_journal(&self) -> Result<Vec<(String, Vec<u8>)>> {
-        let path = self.root.join(JOURNAL_NAME);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| io_error(&path, Operation::Open, e))?;
-        let bytes = locked(&file, true, || {
-            let mut bytes = Vec::new();
-            io::Read::read_to_end(&mut &file, &mut bytes)?;
-            file.set_len(0)?;
-            Ok(bytes)
-        })
-        .map_err(|e| io_error(&path, Operation::Read, e))?;
-        parse_journal(&bytes).ok_or_else(|| Error::parse(&path, &bytes, "journal records"))
-    }
-
-    fn next_name(&self, class: &str) -> String {
-        let (prefix, counter) = match class {
-            "tacho-motor" => ("motor", &self.counters.motor),
-            "dc-motor" => ("motor", &self.counters.dc),
-            "servo-motor" => ("motor", &self.counters.servo),
-            "lego-sensor" => ("sensor", &self.counters.sensor),
-            _ => ("port", &self.counters.port),
-        };
-        format!("{prefix}{}", counter.fetch_add(1, Ordering::Relaxed))
-    }
-
     fn add(
         &self,
-        class: &'static str,
+        model: Option<Box<dyn Model>>,
         name: Option<&str>,
-        address: String,
         kind: MockKind,
-        files: Vec<AttrFile>,
+        what: &str,
     ) -> Result<MockDevice> {
-        let _guard = self
-            .add_lock
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let name = name.map_or_else(|| self.next_name(class), str::to_owned);
-        let dir = self.root.join(class).join(&name);
-        fs::create_dir_all(&dir).map_err(|e| io_error(&dir, Operation::Open, e))?;
-        write_files(&dir, &files)?;
+        let Some(model) = model else {
+            return Err(Error::NotOffered {
+                attribute: "driver_name",
+                value: what.to_owned(),
+                offered: String::new(),
+            });
+        };
+        let class = model.class();
+        let mut address = Vec::new();
+        let _ = model.show("address", &mut address);
+        let (id, name) = fs::lock(&self.brick).add(model, name);
         Ok(MockDevice {
-            dir,
+            dir: self.root.join(class).join(&name),
             class,
             name,
-            address,
+            address: String::from_utf8_lossy(&address).trim_end().to_owned(),
             kind,
+            id,
+            brick: Arc::downgrade(&self.brick),
         })
     }
 
     /// Plugs a tacho motor into output port `port` (`outA`..`outD`).
     ///
     /// # Errors
-    /// [`Error::Io`] when the files cannot be written.
+    /// [`Error::NotOffered`] when no model knows the driver.
     pub fn add_tacho_motor(&self, port: &str, driver: TachoDriver) -> Result<MockDevice> {
-        let address = port_address(port);
-        let files = spec::tacho_motor(driver, &address);
+        let model = models::create(driver.driver_name(), &port_address(port));
         let kind = MockKind::TachoMotor(driver);
-        self.add("tacho-motor", None, address, kind, files)
+        self.add(model, None, kind, driver.driver_name())
     }
 
     /// Adds a DC motor on output port `port` (the port in `dc-motor` mode).
     ///
     /// # Errors
-    /// [`Error::Io`] when the files cannot be written.
+    /// [`Error::NotOffered`] when no model knows the driver.
     pub fn add_dc_motor(&self, port: &str) -> Result<MockDevice> {
-        let address = port_address(port);
-        let files = spec::dc_motor(&address);
-        self.add("dc-motor", None, address, MockKind::DcMotor, files)
+        let model = models::create("rcx-motor", &port_address(port));
+        self.add(model, None, MockKind::DcMotor, "rcx-motor")
     }
 
     /// Adds servo `channel` (1..8) of a mindsensors 8-channel servo
     /// controller on input port `port`.
     ///
     /// # Errors
-    /// [`Error::Io`] when the files cannot be written.
+    /// [`Error::NotOffered`] when no model knows the driver.
     pub fn add_servo_motor(&self, port: &str, channel: u8) -> Result<MockDevice> {
         let address = format!("{}:i2c88:sv{channel}", port_address(port));
-        let files = spec::servo_motor(&address);
-        self.add("servo-motor", None, address, MockKind::ServoMotor, files)
+        let model = models::create("ms-8ch-servo", &address);
+        self.add(model, None, MockKind::ServoMotor, "ms-8ch-servo")
     }
 
     /// Plugs a sensor into input port `port` (`in1`..`in4`), in mode 0.
     ///
     /// # Errors
-    /// [`Error::Io`] when the files cannot be written.
+    /// [`Error::NotOffered`] when no model knows the driver.
     pub fn add_sensor(&self, port: &str, driver: SensorDriver) -> Result<MockDevice> {
         let address = driver.address(&port_address(port));
-        let files = spec::sensor(driver, &address);
-        self.add(
-            "lego-sensor",
-            None,
-            address,
-            MockKind::Sensor(driver),
-            files,
-        )
+        let model = models::create(driver.driver_name(), &address);
+        self.add(model, None, MockKind::Sensor(driver), driver.driver_name())
     }
 
     /// Adds an LED called `name` (e.g. `led0:green:brick-status`).
     ///
     /// # Errors
-    /// [`Error::InvalidName`]; [`Error::Io`] when the files cannot be written.
+    /// [`Error::InvalidName`].
     pub fn add_led(&self, name: &str, max_brightness: u32) -> Result<MockDevice> {
         crate::validate_name(name)?;
-        self.add(
-            "leds",
-            Some(name),
-            String::new(),
-            MockKind::Led,
-            spec::led(max_brightness),
-        )
+        let model = models::create_led(name, max_brightness);
+        self.add(Some(model), Some(name), MockKind::Led, "led")
     }
 
     /// Adds the EV3 battery `lego-ev3-battery`: a rechargeable pack
     /// (`Li-ion`) or AA cells (`Unknown`).
     ///
     /// # Errors
-    /// [`Error::Io`] when the files cannot be written.
+    /// None today; fallible like the other additions.
     pub fn add_battery(&self, rechargeable: bool) -> Result<MockDevice> {
-        let files = spec::battery(rechargeable);
+        let model = models::create_battery(rechargeable);
         let name = Some("lego-ev3-battery");
-        self.add(
-            "power_supply",
-            name,
-            String::new(),
-            MockKind::Battery,
-            files,
-        )
+        self.add(Some(model), name, MockKind::Battery, "battery")
+    }
+
+    /// Adds the `board-info` class device `board0`.
+    ///
+    /// # Errors
+    /// None today; fallible like the other additions.
+    pub fn add_board_info(&self) -> Result<MockDevice> {
+        let model = models::create_board_info();
+        self.add(Some(model), None, MockKind::BoardInfo, "board-info")
     }
 
     /// Adds the lego-port of EV3 port `port` (`in1`..`in4`, `outA`..`outD`).
     ///
     /// # Errors
-    /// [`Error::Io`] when the files cannot be written.
+    /// None today; fallible like the other additions.
     pub fn add_port(&self, port: &str) -> Result<MockDevice> {
-        let address = port_address(port);
-        let files = spec::lego_port(&address, address.contains(":in"));
-        self.add("lego-port", None, address, MockKind::Port, files)
+        let model = models::create_port(&port_address(port));
+        self.add(Some(model), None, MockKind::Port, "lego-port")
     }
 
-    /// Unplugs `device`: its directory goes away. Handles that are still
-    /// open report [`Error::Disconnected`], as on a brick.
+    /// Unplugs `device`: its directory goes away; files that are still open
+    /// give `ENODEV` ([`Error::Disconnected`]) and their pollers wake with
+    /// `POLLPRI | POLLERR`, as on a brick.
     ///
     /// # Errors
-    /// [`Error::Io`] when the directory cannot be removed.
+    /// [`Error::Disconnected`] when it was not plugged in.
     pub fn unplug(&self, device: &MockDevice) -> Result<()> {
-        fs::remove_dir_all(&device.dir).map_err(|e| io_error(&device.dir, Operation::Write, e))
+        let mut brick = fs::lock(&self.brick);
+        if !brick.contains(device.id) {
+            return Err(device.gone(Operation::Write));
+        }
+        let pollers = brick.remove(device.id);
+        drop(brick);
+        fs::wake(pollers);
+        Ok(())
     }
 
     /// Plugs `device` back in (after [`MockTree::unplug`]): the same kind on
@@ -365,7 +302,7 @@ impl MockTree {
     /// number.
     ///
     /// # Errors
-    /// [`Error::Io`] when the files cannot be written.
+    /// As the `add_*` function of its kind.
     pub fn replug(&self, device: &MockDevice) -> Result<MockDevice> {
         let port = device
             .address
@@ -387,23 +324,75 @@ impl MockTree {
                     .unwrap_or(1);
                 self.add_servo_motor(&port, channel)
             }
-            MockKind::Led => {
-                let files = spec::led(255);
-                let name = Some(device.name.as_str());
-                self.add("leds", name, String::new(), MockKind::Led, files)
-            }
+            MockKind::Led => self.add_led(&device.name, 255),
             MockKind::Battery => self.add_battery(true),
+            MockKind::BoardInfo => self.add_board_info(),
         }
+    }
+
+    /// Runs `f` on `device`'s model (to downcast it, inspect or change it
+    /// beyond what [`MockDevice::set`] offers), then carries out the
+    /// effects `f` recorded (notifications, changed attributes, port
+    /// requests).
+    ///
+    /// # Errors
+    /// [`Error::Disconnected`] when the device is unplugged.
+    pub fn with_model<R>(
+        &self,
+        device: &MockDevice,
+        f: impl FnOnce(&mut dyn Model, &mut Effects) -> R,
+    ) -> Result<R> {
+        device.with_model(f)
+    }
+
+    /// Advances every model's simulated time by `dt` (motors move, timers
+    /// fire) and carries out what they asked for: pollers are woken,
+    /// changed attribute sets appear, lego-ports re-register their devices
+    /// (with new numbers).
+    pub fn tick(&self, dt: Duration) {
+        let pollers = fs::lock(&self.brick).tick(dt);
+        fs::wake(pollers);
+    }
+
+    /// The stores the brick's file system received since the last call,
+    /// oldest first (at most the last 4096): the attribute's path relative
+    /// to the root (`tacho-motor/motor0/command`) and the written bytes.
+    /// Injections ([`MockDevice::set`]) are not stores.
+    pub fn take_stores(&self) -> Vec<(String, Vec<u8>)> {
+        let mut brick = fs::lock(&self.brick);
+        let stores: VecDeque<(String, Vec<u8>)> = brick.take_stores();
+        stores.into()
     }
 }
 
 impl Drop for MockTree {
     fn drop(&mut self) {
-        if self.delete_on_drop {
-            if let Err(e) = fs::remove_dir_all(&self.base) {
-                log::warn!("could not delete mock tree {}: {e}", self.base.display());
+        let session = self
+            .session
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        unmount(&self.root);
+        drop(session);
+        if let Err(e) = std::fs::remove_dir(&self.root) {
+            log::warn!("could not remove {}: {e}", self.root.display());
+        }
+    }
+}
+
+/// Unmounts the brick at `dir`; lazily when files are still open (`EBUSY`).
+fn unmount(dir: &Path) {
+    use nix::mount::{umount2, MntFlags};
+    match umount2(dir, MntFlags::empty()) {
+        Ok(()) => {}
+        Err(nix::errno::Errno::EBUSY) => {
+            if let Err(e) = umount2(dir, MntFlags::MNT_DETACH) {
+                log::warn!("could not unmount {}: {e}", dir.display());
             }
         }
+        // Not root: fuser unmounts through fusermount3 when the session
+        // is dropped.
+        Err(e) => log::debug!("umount {}: {e}", dir.display()),
     }
 }
 
@@ -416,86 +405,9 @@ pub fn port_address(port: &str) -> String {
     }
 }
 
-pub(super) fn io_error(path: &Path, operation: Operation, e: io::Error) -> Error {
-    Error::Io {
-        path: path.to_path_buf(),
-        operation,
-        source: e,
-    }
-}
-
-pub(super) fn write_files(dir: &Path, files: &[AttrFile]) -> Result<()> {
-    for (name, mode, contents) in files {
-        let path = dir.join(name.as_ref());
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|e| io_error(parent, Operation::Write, e))?;
-        }
-        // Write while still writable, then set the brick's mode.
-        if path.exists() {
-            store(&path, contents)?;
-        } else {
-            fs::write(&path, contents).map_err(|e| io_error(&path, Operation::Write, e))?;
-        }
-        fs::set_permissions(&path, fs::Permissions::from_mode(*mode))
-            .map_err(|e| io_error(&path, Operation::Write, e))?;
-    }
-    Ok(())
-}
-
-/// Replaces a mock file's contents under the same lock the I/O core takes.
-pub(super) fn store(path: &Path, bytes: &[u8]) -> Result<()> {
-    let map = |e| crate::attr::open_error(path, e);
-    let file = OpenOptions::new().write(true).open(path).map_err(map)?;
-    locked(&file, true, || store_whole(&file, bytes).map(drop))
-        .map_err(|e| Error::from_io(path, Operation::Write, Some(bytes), e))
-}
-
-/// Reads a mock file's contents under the shared lock.
-pub(super) fn load(path: &Path) -> Result<Vec<u8>> {
-    let file = File::open(path).map_err(|e| crate::attr::open_error(path, e))?;
-    let mut buf = vec![0u8; MAX_VALUE_LEN];
-    let n = locked(&file, false, || file.read_at(&mut buf, 0))
-        .map_err(|e| Error::from_io(path, Operation::Read, None, e))?;
-    buf.truncate(n);
-    Ok(buf)
-}
-
-/// Parses journal records: `"<key len> <value len>\n<key><value>\n"`.
-fn parse_journal(mut bytes: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
-    let mut records = Vec::new();
-    while !bytes.is_empty() {
-        let newline = bytes.iter().position(|&b| b == b'\n')?;
-        let header = std::str::from_utf8(&bytes[..newline]).ok()?;
-        let (k, v) = header.split_once(' ')?;
-        let (k, v): (usize, usize) = (k.parse().ok()?, v.parse().ok()?);
-        let rest = &bytes[newline + 1..];
-        let key = rest.get(..k)?;
-        let val = rest.get(k..k + v)?;
-        if rest.get(k + v) != Some(&b'\n') {
-            return None;
-        }
-        records.push((String::from_utf8(key.to_vec()).ok()?, val.to_vec()));
-        bytes = &rest[k + v + 1..];
-    }
-    Some(records)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn journal_records_parse() {
-        let raw = b"26 4\ntacho-motor/motor0/commandstop\n8 3\na/b/c/ddone\n";
-        let records = parse_journal(raw).unwrap();
-        assert_eq!(records.len(), 2);
-        assert_eq!(records[0].0, "tacho-motor/motor0/command");
-        assert_eq!(records[0].1, b"stop");
-        assert_eq!(records[1].1, b"one");
-        assert!(parse_journal(b"3 1\nabc").is_none());
-        assert!(parse_journal(b"x y\n").is_none());
-        assert_eq!(parse_journal(b"").unwrap().len(), 0);
-    }
 
     #[test]
     fn port_addresses() {

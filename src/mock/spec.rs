@@ -180,6 +180,11 @@ pub enum SensorDriver {
     NxtLight,
     /// NXT Ultrasonic Sensor (I2C), `lego-nxt-us`.
     NxtUltrasonic,
+    /// NXT Sound Sensor (analog), `lego-nxt-sound`.
+    NxtSound,
+    /// Any NXT analog sensor, as the input port's `nxt-analog` mode
+    /// registers it before a `set_device`: `nxt-analog`.
+    NxtAnalog,
 }
 
 impl SensorDriver {
@@ -194,6 +199,8 @@ impl SensorDriver {
             SensorDriver::NxtTouch => "lego-nxt-touch",
             SensorDriver::NxtLight => "lego-nxt-light",
             SensorDriver::NxtUltrasonic => "lego-nxt-us",
+            SensorDriver::NxtSound => "lego-nxt-sound",
+            SensorDriver::NxtAnalog => "nxt-analog",
         }
     }
 
@@ -208,6 +215,8 @@ impl SensorDriver {
             SensorDriver::NxtTouch,
             SensorDriver::NxtLight,
             SensorDriver::NxtUltrasonic,
+            SensorDriver::NxtSound,
+            SensorDriver::NxtAnalog,
         ]
         .into_iter()
         .find(|d| d.driver_name() == name)
@@ -253,8 +262,13 @@ impl SensorDriver {
             ],
             SensorDriver::NxtTouch => &[("TOUCH", 1, "u8", "", 0)],
             SensorDriver::NxtLight => &[
-                ("REFLECT", 1, "s16", "pct", 1),
-                ("AMBIENT", 1, "s16", "pct", 1),
+                ("REFLECT", 1, "s32", "pct", 1),
+                ("AMBIENT", 1, "s32", "pct", 1),
+            ],
+            SensorDriver::NxtSound => &[("DB", 1, "s32", "pct", 1), ("DBA", 1, "s32", "pct", 1)],
+            SensorDriver::NxtAnalog => &[
+                ("ANALOG-0", 1, "s32", "V", 3),
+                ("ANALOG-1", 1, "s32", "V", 3),
             ],
             SensorDriver::NxtUltrasonic => &[
                 ("US-DIST-CM", 1, "u8", "cm", 0),

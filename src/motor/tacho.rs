@@ -269,15 +269,7 @@ impl TachoMotor {
         &self.state
     }
 
-    /// Whether the last command sent through this handle was a run command.
-    pub(super) fn last_command_ran(&self) -> bool {
-        let last = self.last_command.load(Ordering::Relaxed);
-        Command::ALL
-            .iter()
-            .any(|c| c.runs() && encode(&Command::ALL, *c) == last)
-    }
-
-    /// `true` when this is real sysfs, `false` on a mock tree.
+    /// `true` when this is real sysfs, `false` elsewhere (the simulated brick).
     pub fn is_sysfs(&self) -> bool {
         self.command.backing() == Backing::Sysfs
     }

@@ -11,7 +11,7 @@ impl TachoMotor {
     /// Waits until `done(state)` holds, for at most `timeout`, and returns
     /// that state. Sleeps in `poll(POLLPRI)` on `state` (the kernel checks
     /// it every 50 ms and may not notify), re-reading at least every 100 ms;
-    /// on a mock tree it re-reads every 10 ms. Never spins.
+    /// elsewhere than on sysfs it re-reads every 10 ms. Never spins.
     ///
     /// # Errors
     /// [`Error::Timeout`]; read errors ([`Error::Disconnected`]).
@@ -49,24 +49,9 @@ impl TachoMotor {
     /// Waits until the motor is no longer running (a run-to-pos or run-timed
     /// command finished, or a stop).
     ///
-    /// On a mock tree, after a run command sent through this handle, it first
-    /// allows up to 100 ms for `running` to appear, since a simulator shows
-    /// it a tick after the write (the kernel does at once).
-    ///
     /// # Errors
     /// As [`TachoMotor::wait_until`].
     pub fn wait_while_running(&self, timeout: Duration) -> Result<State> {
-        if self.last_command_ran() && !self.is_sysfs() {
-            // The kernel shows `running` as soon as the command is stored; a
-            // simulator shows it one tick later. Give it that tick (and any
-            // that follows in the first 100 ms) before waiting for the end.
-            let start = Instant::now();
-            match self.wait_until(State::running, timeout.min(Duration::from_millis(100))) {
-                Ok(_) | Err(Error::Timeout { .. }) => {}
-                Err(e) => return Err(e),
-            }
-            return self.wait_until(|s| !s.running(), timeout.saturating_sub(start.elapsed()));
-        }
         self.wait_until(|s| !s.running(), timeout)
     }
 }

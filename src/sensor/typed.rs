@@ -64,7 +64,7 @@ impl TouchSensor {
 
     /// Waits up to `timeout` until the sensor is `pressed` (or released).
     /// The EV3 touch driver notifies changes (`POLLPRI`); the wait re-reads
-    /// at least every 100 ms (10 ms on a mock tree) and never spins.
+    /// at least every 100 ms (10 ms elsewhere than sysfs) and never spins.
     ///
     /// # Errors
     /// [`Error::Timeout`]; read errors.
@@ -72,7 +72,7 @@ impl TouchSensor {
         let value0 = self.sensor.device().attribute("value0")?;
         let period = match value0.backing() {
             crate::Backing::Sysfs => Duration::from_millis(100),
-            crate::Backing::Emulated => Duration::from_millis(10),
+            _ => Duration::from_millis(10),
         };
         let start = Instant::now();
         loop {

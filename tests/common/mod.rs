@@ -246,3 +246,21 @@ pub fn with_kernfs(test: impl FnOnce(&Kernfs) + Send) -> bool {
     });
     true
 }
+
+/// A fresh simulated brick (a FUSE mount), or `None` with a printed reason
+/// when this machine cannot mount one (no /dev/fuse, not permitted).
+pub fn brick() -> Option<ev3sysfs::mock::MockTree> {
+    match ev3sysfs::mock::MockTree::new() {
+        Ok(tree) => Some(tree),
+        Err(e) => {
+            skip(&format!("no simulated brick here: {e}"));
+            None
+        }
+    }
+}
+
+/// [`brick`] with the brick's ports, LEDs, battery and board-info.
+pub fn ev3_brick() -> Option<ev3sysfs::mock::MockTree> {
+    brick()?;
+    Some(ev3sysfs::mock::MockTree::ev3().unwrap())
+}

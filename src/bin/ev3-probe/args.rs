@@ -23,8 +23,8 @@ percentiles, user/system CPU, wall time, context switches):
 USAGE:
   ev3-probe [OPTIONS]
 
-TARGET (default: the first tacho motor; with no ev3dev devices present, a mock
-tree the probe creates on tmpfs, and it says so):
+TARGET (default: the first tacho motor; with no ev3dev devices present, a
+simulated brick the probe mounts (FUSE), and it says so):
   --root DIR          sysfs class root [default: $EV3SYSFS_ROOT or /sys/class]
   --port PORT         tacho motor on PORT (outA, ev3-ports:outB, ...)
   --attr NAME         attribute to write [default: speed_sp]
@@ -32,7 +32,7 @@ tree the probe creates on tmpfs, and it says so):
   --path FILE         write and read this attribute file instead
   --value TEXT        value to write [default: the attribute's current value]
   --allow-motion      allow writing a run command to `command` (the motor moves!)
-  --mock              measure the built-in mock tree even if a brick is present
+  --mock              measure the simulated brick even if a brick is present
 
 MEASUREMENT:
   -n, --iterations N  operations per strategy [default: 2000]

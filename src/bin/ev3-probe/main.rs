@@ -80,8 +80,7 @@ fn choose(o: &Options) -> Result<Chosen, String> {
             "no tacho motor found"
         };
         let description = format!(
-            "MOCK tree on {} ({why} under {}): host file-system figures, not a brick",
-            filesystem_name(tree.root()),
+            "SIMULATED brick ({why} under {}): host figures, not a brick",
             root.display()
         );
         (device, description, Some(tree))
@@ -117,15 +116,6 @@ fn split_attr_path(path: &Path) -> Result<(PathBuf, String), String> {
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     Ok((dir.to_path_buf(), name.to_owned()))
-}
-
-fn filesystem_name(path: &Path) -> &'static str {
-    use nix::sys::statfs::{statfs, SYSFS_MAGIC, TMPFS_MAGIC};
-    match statfs(path).map(|s| s.filesystem_type()) {
-        Ok(t) if t == TMPFS_MAGIC => "tmpfs",
-        Ok(t) if t == SYSFS_MAGIC => "sysfs",
-        _ => "a disk file system",
-    }
 }
 
 /// The value to write: given, or the current one (read back), refusing run
@@ -289,10 +279,11 @@ fn run(o: &Options) -> Result<(), String> {
         .map(|a| a.backing())
     {
         Ok(Backing::Sysfs) => "sysfs (kernfs)",
-        _ => {
-            "regular file (mock): `driver` also pays the sysfs emulation \
-             (flock, fstat, ftruncate), the raw strategies do not"
+        Ok(Backing::SimulatedBrick) => {
+            "simulated brick (FUSE, served by a thread of this process): \
+             every read and write is a round trip to it"
         }
+        _ => "another file system (not sysfs: stores are not whole-value)",
     };
     let mut header: report::Header = vec![
         ("target", chosen.description.clone()),

@@ -1,0 +1,564 @@
+//! The simulated brick's state behind its file system: the inode tree (class
+//! directories as in `/sys/class`, one directory per device, its attribute
+//! files and sub-directories), the registry of devices (each a
+//! [`Model`]), the open handles and their pollers.
+//!
+//! Everything is in one [`Brick`] behind one mutex: the file system thread,
+//! the simulator and test code take turns. Nothing here touches the file
+//! system; wake-ups of pollers are returned to the caller, to be sent after
+//! the lock is released.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use super::kobject::{AttrInfo, Effects, Errno, KResult, Model};
+
+/// The root directory's inode (FUSE's root id).
+pub(crate) const ROOT_INO: u64 = 1;
+
+/// Creates a model for a driver name on an address (what a lego-port
+/// registers after a `mode` or `set_device` store).
+pub(crate) type Factory = fn(&str, &str) -> Option<Box<dyn Model>>;
+
+/// One registered device.
+struct Device {
+    class: &'static str,
+    dir: u64,
+    model: Box<dyn Model>,
+    /// Attribute name (`speed_sp`, `power/control`) -> inode.
+    attrs: HashMap<String, u64>,
+}
+
+/// What an inode is.
+#[derive(Debug)]
+pub(crate) enum NodeKind {
+    /// A directory and its entries, sorted by name.
+    Dir(BTreeMap<String, u64>),
+    /// An attribute file of device `dev`.
+    Attr {
+        /// The device id.
+        dev: u64,
+        /// The attribute's name relative to the device directory.
+        name: String,
+        /// Its access, size and kind.
+        info: AttrInfo,
+        /// Counts `sysfs_notify` calls; a handle that has not read since
+        /// the last one polls `POLLPRI`.
+        event: u64,
+    },
+}
+
+/// One inode.
+#[derive(Debug)]
+pub(crate) struct Node {
+    /// The parent directory's inode.
+    pub(crate) parent: u64,
+    /// What it is.
+    pub(crate) kind: NodeKind,
+}
+
+/// An open attribute file.
+struct Handle<W> {
+    ino: u64,
+    read: bool,
+    write: bool,
+    /// The attribute's event count at the last read at offset 0 (or open).
+    seen: u64,
+    /// The pending poll's waker, if a poller waits.
+    poller: Option<W>,
+}
+
+/// What `poll` reports for a handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PollState {
+    /// Nothing new since the last read.
+    Quiet,
+    /// A `sysfs_notify` since the last read: `POLLPRI | POLLERR`.
+    Changed,
+    /// The attribute or its device is gone: `POLLPRI | POLLERR`, reads
+    /// fail with `ENODEV`.
+    Gone,
+}
+
+/// The simulated brick. `W` wakes a waiting poller (the FUSE poll handle).
+pub(crate) struct Brick<W> {
+    nodes: HashMap<u64, Node>,
+    next_ino: u64,
+    devices: BTreeMap<u64, Device>,
+    next_dev: u64,
+    /// Per name prefix (`motor` per class, `sensor`, `port`): the next number.
+    counters: HashMap<(&'static str, &'static str), u32>,
+    handles: HashMap<u64, Handle<W>>,
+    next_fh: u64,
+    factory: Factory,
+    /// The last stores received: path relative to the root, bytes.
+    stores: VecDeque<(String, Vec<u8>)>,
+}
+
+/// How many stores [`Brick::take_stores`] keeps.
+const STORES_KEPT: usize = 4096;
+
+impl<W> std::fmt::Debug for Brick<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Brick")
+            .field("devices", &self.devices.len())
+            .field("handles", &self.handles.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The name prefix of a class's numbered devices; `None` for classes whose
+/// devices are named by their driver (`leds`, `power_supply`).
+fn prefix(class: &str) -> Option<&'static str> {
+    Some(match class {
+        "tacho-motor" | "dc-motor" | "servo-motor" => "motor",
+        "lego-sensor" => "sensor",
+        "lego-port" => "port",
+        "board-info" => "board",
+        _ => return None,
+    })
+}
+
+/// `true` when `address` is on port `port` (`ev3-ports:in1` and
+/// `ev3-ports:in1:i2c1` are both on `ev3-ports:in1`).
+fn on_port(address: &str, port: &str) -> bool {
+    address == port
+        || address
+            .strip_prefix(port)
+            .is_some_and(|rest| rest.starts_with(':'))
+}
+
+impl<W: Clone> Brick<W> {
+    /// An empty brick (only the root directory).
+    pub(crate) fn new(factory: Factory) -> Brick<W> {
+        let mut nodes = HashMap::new();
+        nodes.insert(
+            ROOT_INO,
+            Node {
+                parent: ROOT_INO,
+                kind: NodeKind::Dir(BTreeMap::new()),
+            },
+        );
+        Brick {
+            nodes,
+            next_ino: ROOT_INO + 1,
+            devices: BTreeMap::new(),
+            next_dev: 1,
+            counters: HashMap::new(),
+            handles: HashMap::new(),
+            next_fh: 1,
+            factory,
+            stores: VecDeque::new(),
+        }
+    }
+
+    /// The inode `ino`.
+    pub(crate) fn node(&self, ino: u64) -> Option<&Node> {
+        self.nodes.get(&ino)
+    }
+
+    /// The path of `ino` relative to the root (`tacho-motor/motor0/command`).
+    fn path_of(&self, mut ino: u64) -> String {
+        let mut parts = Vec::new();
+        while ino != ROOT_INO {
+            let Some(node) = self.nodes.get(&ino) else {
+                break;
+            };
+            let parent = node.parent;
+            if let Some(Node {
+                kind: NodeKind::Dir(children),
+                ..
+            }) = self.nodes.get(&parent)
+            {
+                if let Some((name, _)) = children.iter().find(|(_, c)| **c == ino) {
+                    parts.push(name.as_str());
+                }
+            }
+            ino = parent;
+        }
+        parts.reverse();
+        parts.join("/")
+    }
+
+    /// The stores received since the last call, oldest first.
+    pub(crate) fn take_stores(&mut self) -> VecDeque<(String, Vec<u8>)> {
+        std::mem::take(&mut self.stores)
+    }
+
+    /// The entry `name` of directory `dir`.
+    pub(crate) fn lookup(&self, dir: u64, name: &str) -> Option<u64> {
+        match &self.nodes.get(&dir)?.kind {
+            NodeKind::Dir(children) => children.get(name).copied(),
+            NodeKind::Attr { .. } => None,
+        }
+    }
+
+    fn insert(&mut self, parent: u64, name: &str, kind: NodeKind) -> u64 {
+        let ino = self.next_ino;
+        self.next_ino += 1;
+        self.nodes.insert(ino, Node { parent, kind });
+        if let Some(Node {
+            kind: NodeKind::Dir(children),
+            ..
+        }) = self.nodes.get_mut(&parent)
+        {
+            children.insert(name.to_owned(), ino);
+        }
+        ino
+    }
+
+    /// The directory `name` in `parent`, created if missing.
+    fn dir(&mut self, parent: u64, name: &str) -> u64 {
+        match self.lookup(parent, name) {
+            Some(ino) => ino,
+            None => self.insert(parent, name, NodeKind::Dir(BTreeMap::new())),
+        }
+    }
+
+    /// Removes `ino` and everything below it; returns the removed inodes.
+    fn remove_tree(&mut self, ino: u64, removed: &mut Vec<u64>) {
+        let Some(node) = self.nodes.remove(&ino) else {
+            return;
+        };
+        removed.push(ino);
+        if let NodeKind::Dir(children) = node.kind {
+            for child in children.into_values() {
+                self.remove_tree(child, removed);
+            }
+        }
+        if let Some(Node {
+            kind: NodeKind::Dir(children),
+            ..
+        }) = self.nodes.get_mut(&node.parent)
+        {
+            children.retain(|_, c| *c != ino);
+        }
+    }
+
+    /// Registers `model` as a new device: named `name`, or numbered per
+    /// class like the kernel (never reused). Returns the device id and its
+    /// directory name.
+    pub(crate) fn add(&mut self, model: Box<dyn Model>, name: Option<&str>) -> (u64, String) {
+        let class = model.class();
+        let name = match (name, prefix(class)) {
+            (Some(name), _) => name.to_owned(),
+            (None, Some(prefix)) => {
+                let counter = self.counters.entry((class, prefix)).or_insert(0);
+                let name = format!("{prefix}{counter}");
+                *counter += 1;
+                name
+            }
+            (None, None) => class.to_owned(),
+        };
+        let class_dir = self.dir(ROOT_INO, class);
+        let dir = self.dir(class_dir, &name);
+        let id = self.next_dev;
+        self.next_dev += 1;
+        self.devices.insert(
+            id,
+            Device {
+                class,
+                dir,
+                model,
+                attrs: HashMap::new(),
+            },
+        );
+        let _ = self.sync_attributes(id);
+        (id, name)
+    }
+
+    /// Makes the device's files match [`Model::attributes`]: new ones are
+    /// created, missing ones removed (their holders get `ENODEV`), the others
+    /// keep their inode. Returns the pollers to wake.
+    fn sync_attributes(&mut self, id: u64) -> Vec<W> {
+        let Some(device) = self.devices.get(&id) else {
+            return Vec::new();
+        };
+        let wanted = device.model.attributes();
+        let dir = device.dir;
+        let mut stale: Vec<(String, u64)> = device
+            .attrs
+            .iter()
+            .filter(|(name, _)| !wanted.iter().any(|a| &a.name == *name))
+            .map(|(n, i)| (n.clone(), *i))
+            .collect();
+        stale.sort();
+        let mut removed = Vec::new();
+        for (name, ino) in &stale {
+            self.remove_tree(*ino, &mut removed);
+            if let Some(device) = self.devices.get_mut(&id) {
+                device.attrs.remove(name);
+            }
+        }
+        for info in wanted {
+            let existing = self
+                .devices
+                .get(&id)
+                .and_then(|d| d.attrs.get(&info.name).copied());
+            if let Some(ino) = existing {
+                if let Some(Node {
+                    kind: NodeKind::Attr { info: old, .. },
+                    ..
+                }) = self.nodes.get_mut(&ino)
+                {
+                    *old = info;
+                }
+                continue;
+            }
+            // `power/control`: sub-directories as sysfs has them.
+            let mut parent = dir;
+            let mut parts: Vec<&str> = info.name.split('/').collect();
+            let Some(leaf) = parts.pop() else { continue };
+            for part in parts {
+                parent = self.dir(parent, part);
+            }
+            let kind = NodeKind::Attr {
+                dev: id,
+                name: info.name.clone(),
+                info: info.clone(),
+                event: 0,
+            };
+            let leaf = leaf.to_owned();
+            let ino = self.insert(parent, &leaf, kind);
+            if let Some(device) = self.devices.get_mut(&id) {
+                device.attrs.insert(info.name, ino);
+            }
+        }
+        self.take_pollers(&removed)
+    }
+
+    /// Unregisters device `id`: its directory goes away, held handles get
+    /// `ENODEV`. Returns the pollers to wake.
+    pub(crate) fn remove(&mut self, id: u64) -> Vec<W> {
+        let Some(device) = self.devices.remove(&id) else {
+            return Vec::new();
+        };
+        let mut removed = Vec::new();
+        self.remove_tree(device.dir, &mut removed);
+        self.take_pollers(&removed)
+    }
+
+    /// `true` while device `id` is registered.
+    pub(crate) fn contains(&self, id: u64) -> bool {
+        self.devices.contains_key(&id)
+    }
+
+    fn take_pollers(&mut self, inos: &[u64]) -> Vec<W> {
+        self.handles
+            .values_mut()
+            .filter(|h| inos.contains(&h.ino))
+            .filter_map(|h| h.poller.take())
+            .collect()
+    }
+
+    /// Runs `f` on device `id`'s model, then carries out its effects.
+    /// Returns `f`'s result and the pollers to wake.
+    pub(crate) fn with_model<R>(
+        &mut self,
+        id: u64,
+        f: impl FnOnce(&mut dyn Model, &mut Effects) -> R,
+    ) -> Option<(R, Vec<W>)> {
+        let device = self.devices.get_mut(&id)?;
+        let mut fx = Effects::default();
+        let result = f(device.model.as_mut(), &mut fx);
+        let wake = self.apply(id, fx);
+        Some((result, wake))
+    }
+
+    /// Renders attribute `attr` of device `id`.
+    pub(crate) fn show(&self, id: u64, attr: &str, out: &mut Vec<u8>) -> KResult<()> {
+        let device = self.devices.get(&id).ok_or(libc::ENODEV)?;
+        if !device.attrs.contains_key(attr) {
+            return Err(libc::ENOENT);
+        }
+        device.model.show(attr, out)
+    }
+
+    /// Advances every model by `dt` and carries out their effects. Returns
+    /// the pollers to wake.
+    pub(crate) fn tick(&mut self, dt: std::time::Duration) -> Vec<W> {
+        let ids: Vec<u64> = self.devices.keys().copied().collect();
+        let mut wake = Vec::new();
+        for id in ids {
+            if let Some((_, w)) = self.with_model(id, |model, fx| model.tick(dt, fx)) {
+                wake.extend(w);
+            }
+        }
+        wake
+    }
+
+    /// Carries out what a store, an injection or a tick of device `id`
+    /// asked for.
+    fn apply(&mut self, id: u64, fx: Effects) -> Vec<W> {
+        let mut wake = Vec::new();
+        if fx.attributes_changed {
+            wake.extend(self.sync_attributes(id));
+        }
+        for attr in &fx.notify {
+            let ino = self
+                .devices
+                .get(&id)
+                .and_then(|d| d.attrs.get(attr.as_str()).copied());
+            let Some(ino) = ino else { continue };
+            if let Some(Node {
+                kind: NodeKind::Attr { event, .. },
+                ..
+            }) = self.nodes.get_mut(&ino)
+            {
+                *event += 1;
+            }
+            wake.extend(self.take_pollers(&[ino]));
+        }
+        if let Some(request) = fx.port {
+            let on_it: Vec<u64> = self
+                .devices
+                .iter()
+                .filter(|(_, d)| d.class != "lego-port")
+                .filter(|(_, d)| {
+                    let mut out = Vec::new();
+                    d.model.show("address", &mut out).is_ok()
+                        && on_port(String::from_utf8_lossy(&out).trim(), &request.address)
+                })
+                .map(|(id, _)| *id)
+                .collect();
+            for dev in on_it {
+                wake.extend(self.remove(dev));
+            }
+            if let Some(driver) = &request.driver {
+                match (self.factory)(driver, &request.address) {
+                    Some(model) => {
+                        self.add(model, None);
+                    }
+                    None => log::debug!("no model for driver {driver}"),
+                }
+            }
+        }
+        wake
+    }
+
+    // ----- file handles ---------------------------------------------------
+
+    /// Opens attribute `ino` for reading and/or writing: `EACCES` (even for
+    /// root, as kernfs) when the attribute does not allow that direction.
+    pub(crate) fn open(&mut self, ino: u64, read: bool, write: bool) -> KResult<u64> {
+        let node = self.nodes.get(&ino).ok_or(libc::ENOENT)?;
+        let NodeKind::Attr { info, event, .. } = &node.kind else {
+            return Err(libc::EISDIR);
+        };
+        let bits = info.mode.bits();
+        if (read && bits & 0o444 == 0) || (write && bits & 0o222 == 0) {
+            return Err(libc::EACCES);
+        }
+        let fh = self.next_fh;
+        self.next_fh += 1;
+        self.handles.insert(
+            fh,
+            Handle {
+                ino,
+                read,
+                write,
+                seen: *event,
+                poller: None,
+            },
+        );
+        Ok(fh)
+    }
+
+    /// Closes handle `fh`.
+    pub(crate) fn release(&mut self, fh: u64) {
+        self.handles.remove(&fh);
+    }
+
+    /// The attribute behind handle `fh`: device id, name, info.
+    fn attr_of(&self, fh: u64) -> KResult<(u64, String, AttrInfo, u64)> {
+        let handle = self.handles.get(&fh).ok_or(libc::EBADF)?;
+        match self.nodes.get(&handle.ino).map(|n| &n.kind) {
+            Some(NodeKind::Attr {
+                dev,
+                name,
+                info,
+                event,
+            }) => Ok((*dev, name.clone(), info.clone(), *event)),
+            _ => Err(libc::ENODEV),
+        }
+    }
+
+    /// Reads through handle `fh`: the value rendered afresh, from `offset`.
+    pub(crate) fn read(&mut self, fh: u64, offset: u64, size: usize) -> KResult<Vec<u8>> {
+        let (dev, name, _, event) = self.attr_of(fh)?;
+        let handle = self.handles.get_mut(&fh).ok_or(libc::EBADF)?;
+        if !handle.read {
+            return Err(libc::EBADF);
+        }
+        handle.seen = event;
+        let device = self.devices.get(&dev).ok_or(libc::ENODEV)?;
+        let mut out = Vec::new();
+        device.model.show(&name, &mut out)?;
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(out.len());
+        let end = start.saturating_add(size).min(out.len());
+        Ok(out[start..end].to_vec())
+    }
+
+    /// Writes through handle `fh`: one store of the whole buffer (or a
+    /// positional store). Returns the bytes consumed (or the store's errno)
+    /// and the pollers to wake.
+    pub(crate) fn write(&mut self, fh: u64, offset: u64, data: &[u8]) -> (KResult<usize>, Vec<W>) {
+        let (dev, name, info) = match self.attr_of(fh) {
+            Ok((dev, name, info, _)) => (dev, name, info),
+            Err(e) => return (Err(e), Vec::new()),
+        };
+        let Some(handle) = self.handles.get(&fh).filter(|h| h.write) else {
+            return (Err(libc::EBADF), Vec::new());
+        };
+        if self.stores.len() == STORES_KEPT {
+            self.stores.pop_front();
+        }
+        let path = self.path_of(handle.ino);
+        self.stores.push_back((path, data.to_vec()));
+        let Some(device) = self.devices.get_mut(&dev) else {
+            return (Err(libc::ENODEV), Vec::new());
+        };
+        let mut fx = Effects::default();
+        let stored = if info.positional {
+            device.model.store_at(&name, offset, data, &mut fx)
+        } else {
+            // kernfs hands a store at most a page.
+            let len = data.len().min(4096);
+            device.model.store(&name, &data[..len], &mut fx)
+        };
+        // Effects of a failed store still happen (a driver may have
+        // changed something before refusing).
+        (stored, self.apply(dev, fx))
+    }
+
+    /// What a poll of handle `fh` reports now; `poller` is kept to be woken
+    /// on the next change when nothing is pending.
+    pub(crate) fn poll(&mut self, fh: u64, poller: Option<W>) -> PollState {
+        let state = match self.attr_of(fh) {
+            Ok((_, _, _, event)) => {
+                if self.handles.get(&fh).is_some_and(|h| h.seen != event) {
+                    PollState::Changed
+                } else {
+                    PollState::Quiet
+                }
+            }
+            Err(_) => PollState::Gone,
+        };
+        if state == PollState::Quiet {
+            if let Some(handle) = self.handles.get_mut(&fh) {
+                if poller.is_some() {
+                    handle.poller = poller;
+                }
+            }
+        }
+        state
+    }
+}
+
+/// An errno from a model, checked to be one (models return positive errnos).
+pub(crate) fn errno(e: Errno) -> Errno {
+    if e > 0 {
+        e
+    } else {
+        libc::EIO
+    }
+}
