@@ -7,12 +7,12 @@
 //!
 //!     cargo run --example brick_io --features sim
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Duration;
 
 use ev3sysfs::buttons::{Action, Button, Buttons, BUTTONS_DEVICE};
-use ev3sysfs::screen::{Color, Screen};
-use ev3sysfs::sound::Beeper;
+use ev3sysfs::screen::{Color, Screen, FRAMEBUFFER_DEVICE, FRAMEBUFFER_SYSFS};
+use ev3sysfs::sound::{Beeper, BEEPER_DEVICE};
 
 const NOTES: [(&str, u32); 4] = [("C5", 523), ("E5", 659), ("G5", 784), ("C6", 1047)];
 
@@ -65,20 +65,32 @@ fn menu(buttons: &Buttons, beeper: &Beeper, screen: &mut Screen) -> ev3sysfs::Re
     Ok(())
 }
 
+/// The same code for the brick and the simulated brick: only the two roots
+/// differ.
+fn run(dev: &Path, class_root: &Path, script: impl FnOnce() + Send) -> ev3sysfs::Result<()> {
+    let buttons = Buttons::open(dev.join(BUTTONS_DEVICE))?;
+    let beeper = Beeper::open(dev.join(BEEPER_DEVICE))?;
+    let mut screen = Screen::open(
+        dev.join(FRAMEBUFFER_DEVICE),
+        class_root.join(FRAMEBUFFER_SYSFS),
+    )?;
+    std::thread::scope(|s| {
+        s.spawn(script);
+        menu(&buttons, &beeper, &mut screen)
+    })
+}
+
 fn main() -> ev3sysfs::Result<()> {
     let dev = ev3sysfs::input::default_dev_root();
     if dev.join(BUTTONS_DEVICE).exists() {
-        let buttons = Buttons::open_default()?;
-        let beeper = Beeper::open_default()?;
-        let mut screen = Screen::open_default()?;
         println!("on the brick: use its buttons, back quits");
-        return menu(&buttons, &beeper, &mut screen);
+        return run(&dev, &ev3sysfs::default_root(), || ());
     }
-    simulated(dev)
+    simulated(&dev)
 }
 
 #[cfg(not(feature = "sim"))]
-fn simulated(dev: PathBuf) -> ev3sysfs::Result<()> {
+fn simulated(dev: &Path) -> ev3sysfs::Result<()> {
     println!(
         "no buttons under {}: not a brick; the simulated brick needs `--features sim`",
         dev.display()
@@ -87,13 +99,12 @@ fn simulated(dev: PathBuf) -> ev3sysfs::Result<()> {
 }
 
 #[cfg(feature = "sim")]
-fn simulated(dev: PathBuf) -> ev3sysfs::Result<()> {
-    use ev3sysfs::mock::SimulatedIo;
+fn simulated(dev: &Path) -> ev3sysfs::Result<()> {
+    use ev3sysfs::mock::MockTree;
     use ev3sysfs::screen::Geometry;
 
-    let base = std::env::temp_dir().join(format!("ev3sysfs-brick-io-{}", std::process::id()));
-    let sim = match SimulatedIo::mount(base.join("dev"), Geometry::EV3_MONO) {
-        Ok(sim) => sim,
+    let tree = match MockTree::ev3() {
+        Ok(tree) => tree,
         Err(e) => {
             println!(
                 "no buttons under {}, and no simulated brick: {e}",
@@ -102,24 +113,20 @@ fn simulated(dev: PathBuf) -> ev3sysfs::Result<()> {
             return Ok(());
         }
     };
+    let sim = tree.add_brick_io(Geometry::EV3_MONO)?;
     println!(
-        "not a brick: simulated devices at {}",
-        sim.dev_root().display()
+        "not a brick: simulated devices at {}, classes at {}",
+        sim.dev_root().display(),
+        tree.root().display()
     );
-    let sysfs = sim.write_sysfs(base.join("class"))?;
-    let buttons = Buttons::open(sim.buttons_path())?;
-    let beeper = Beeper::open(sim.beeper_path())?;
-    let mut screen = Screen::open(sim.framebuffer_path(), &sysfs)?;
-    std::thread::scope(|s| {
-        // A user's fingers, faster than the menu: the events queue up.
-        s.spawn(|| {
-            for button in [Button::Down, Button::Down, Button::Enter, Button::Up] {
-                sim.click(button);
-            }
-            sim.click(Button::Backspace);
-        });
-        menu(&buttons, &beeper, &mut screen)
-    })?;
+    // A user's fingers, faster than the menu: the events queue up.
+    let fingers = || {
+        for button in [Button::Down, Button::Down, Button::Enter, Button::Up] {
+            sim.click(button);
+        }
+        sim.click(Button::Backspace);
+    };
+    run(sim.dev_root(), tree.root(), fingers)?;
     let heard: Vec<u32> = sim
         .tones()
         .iter()
@@ -127,10 +134,8 @@ fn simulated(dev: PathBuf) -> ev3sysfs::Result<()> {
         .filter(|&hz| hz != 0)
         .collect();
     println!("tones played (Hz): {heard:?}");
-    let mut seen = Screen::open(sim.framebuffer_path(), &sysfs)?;
+    let mut seen = sim.open_screen()?;
     seen.load()?;
     println!("the screen:\n{}", seen.to_ascii());
-    drop(sim);
-    let _ = std::fs::remove_dir_all(&base);
     Ok(())
 }

@@ -570,4 +570,35 @@ mod simulated {
             assert_eq!(black_pixels(&reader), want, "\n{}", reader.to_ascii());
         }
     }
+
+    #[test]
+    fn a_mock_tree_with_brick_io_has_graphics_fb0_and_the_devices_beside_it() {
+        let tree = match ev3sysfs::mock::MockTree::ev3() {
+            Ok(tree) => tree,
+            Err(e) => return common::skip(&format!("the simulated brick needs FUSE: {e}")),
+        };
+        let sim = tree.add_brick_io(Geometry::EV3_XRGB).unwrap();
+        let sysfs = tree.root().join("graphics/fb0");
+        assert_eq!(sim.sysfs_dir(), Some(sysfs.as_path()));
+        assert_eq!(common::contents(&sysfs.join("virtual_size")), "178,128\n");
+        assert_eq!(common::contents(&sysfs.join("stride")), "712\n");
+        // The LCD has one mode: another is refused at the writer's write.
+        let err = fs::write(sysfs.join("bits_per_pixel"), "1\n").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+        fs::write(sysfs.join("bits_per_pixel"), "32\n").unwrap();
+        let mut dev = tree.root().as_os_str().to_owned();
+        dev.push(".dev");
+        assert_eq!(sim.dev_root(), Path::new(&dev));
+
+        let mut screen = sim.open_screen().unwrap();
+        assert_eq!(screen.geometry(), Geometry::EV3_XRGB);
+        let want = draw_picture(&mut screen);
+        screen.show().unwrap();
+        let mut reader = Screen::open(sim.framebuffer_path(), &sysfs).unwrap();
+        reader.load().unwrap();
+        assert_eq!(black_pixels(&reader), want);
+        let buttons = Buttons::open(sim.buttons_path()).unwrap();
+        sim.press(Button::Backspace);
+        assert!(buttons.is_pressed(Button::Backspace).unwrap());
+    }
 }
