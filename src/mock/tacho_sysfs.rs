@@ -139,6 +139,18 @@ impl Model for TachoMotor {
                 return store_power(attr, value).unwrap_or(Err(libc::EACCES))
             }
             _ => {
+                const INTS: [&str; 7] = [
+                    "speed_sp",
+                    "position_sp",
+                    "time_sp",
+                    "ramp_up_sp",
+                    "ramp_down_sp",
+                    "duty_cycle_sp",
+                    "position",
+                ];
+                if !INTS.contains(&attr) && !PID_NAMES.contains(&attr) {
+                    return Err(libc::EACCES);
+                }
                 let v = kstrtoint(value)?;
                 self.store_int(attr, v)?;
             }
