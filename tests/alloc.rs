@@ -125,7 +125,7 @@ fn simulated_brick_hot_path_allocates_nothing() {
     let allocations = allocations_in(|| brick_hot_path(&dev));
     assert_eq!(allocations, 0, "{allocations} allocations in {N} rounds");
     // Every write reached the brick as one store.
-    assert_eq!(tree.take_stores().len(), 3 * N);
+    assert_eq!(tree.take_stores().len(), 4 * N);
 }
 
 #[test]

@@ -122,7 +122,7 @@ fn setters_validate_before_writing() {
     m.set_ramp_up_sp(60_000).unwrap();
     assert!(m.run_forever(2000).is_err());
     assert_eq!(
-        mock.read("command").unwrap(),
+        mock.last_written("command").unwrap(),
         "",
         "no command after a rejected setpoint"
     );
@@ -167,27 +167,6 @@ fn setters_validate_before_writing() {
             kd: 0
         }
     );
-
-    // A driver without hold or run-direct: refused without writing.
-    mock.set("stop_actions", "coast brake").unwrap();
-    mock.set("commands", "run-forever stop reset").unwrap();
-    let m = TachoMotor::find(tree.root(), "outA").unwrap();
-    let err = m.set_stop_action(StopAction::Hold).unwrap_err();
-    assert!(matches!(
-        err,
-        Error::NotOffered {
-            attribute: "stop_action",
-            ..
-        }
-    ));
-    assert!(err.to_string().contains("coast brake"));
-    assert!(matches!(
-        m.run_direct(10),
-        Err(Error::NotOffered {
-            attribute: "command",
-            ..
-        })
-    ));
 }
 
 #[test]
@@ -306,9 +285,10 @@ fn units_are_integer() {
 #[test]
 fn waits_use_timeouts_and_see_changes() {
     let tree = MockTree::new().unwrap();
-    let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let m = TachoMotor::find(tree.root(), "outA").unwrap();
-    mock.set("state", "running").unwrap();
+    // The command takes effect in the store: running at once.
+    m.run_forever(100).unwrap();
     let start = Instant::now();
     let err = m
         .wait_while_running(Duration::from_millis(120))
@@ -316,16 +296,17 @@ fn waits_use_timeouts_and_see_changes() {
     assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
     assert!(start.elapsed() >= Duration::from_millis(120));
     assert!(err.to_string().contains("running"));
-    let setter = {
-        let mock = mock.clone();
+    let stopper = {
+        let root = tree.root().to_path_buf();
         std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(60));
-            mock.set("state", "holding").unwrap();
+            let m = TachoMotor::find(root, "outA").unwrap();
+            m.stop_with(StopAction::Hold).unwrap();
         })
     };
     let state = m.wait_while_running(Duration::from_secs(5)).unwrap();
-    assert!(state.holding() && !state.running());
-    setter.join().unwrap();
+    assert!(!state.running());
+    stopper.join().unwrap();
     let state = m.wait_until(|s| s.holding(), Duration::ZERO).unwrap();
     assert_eq!(state.to_string(), "holding");
 }
@@ -357,7 +338,7 @@ fn unplug_and_replug_on_the_same_port() {
     assert_eq!(new_mock.name(), "motor1");
     assert!(again.device().dir().ends_with("motor1"));
     again.run_forever(100).unwrap();
-    assert_eq!(new_mock.read("command").unwrap(), "run-forever");
+    assert_eq!(new_mock.last_written("command").unwrap(), "run-forever");
 }
 
 #[test]
@@ -366,7 +347,7 @@ fn dc_and_servo_motors() {
     let dc_mock = tree.add_dc_motor("outC").unwrap();
     let dc = DcMotor::find(tree.root(), "outC").unwrap();
     dc.run_direct(-60).unwrap();
-    assert_eq!(dc_mock.read("command").unwrap(), "run-direct");
+    assert_eq!(dc_mock.last_written("command").unwrap(), "run-direct");
     assert!(dc.set_duty_cycle_sp(120).is_err());
     assert!(dc.set_ramp_up_sp(10_001).is_err() && dc.set_time_sp(60_001).is_err());
     dc.set_ramp_down_sp(10_000).unwrap();
@@ -377,19 +358,22 @@ fn dc_and_servo_motors() {
     ));
     assert!(matches!(dc.send(DcCommand::RunTimed), Ok(())));
     dc.stop().unwrap();
+    // ramp_down_sp 10 s: still coming down, then stopped.
+    assert!(dc.running().unwrap());
+    tree.tick(Duration::from_secs(11));
     assert!(!dc.running().unwrap());
     assert_eq!(dc.duty_cycle_sp().unwrap(), -60);
 
     let servo_mock = tree.add_servo_motor("in1", 2).unwrap();
     let servo = ServoMotor::find(tree.root(), "in1").unwrap();
     servo.run_to(50).unwrap();
-    assert_eq!(servo_mock.read("command").unwrap(), "run");
+    assert_eq!(servo_mock.last_written("command").unwrap(), "run");
     assert_eq!(servo.position_sp().unwrap(), 50);
     assert!(servo.run_to(101).is_err());
     assert!(servo.set_pulses(500, 2500, 2500).is_err());
     servo.set_pulses(600, 1500, 2400).unwrap();
     servo.float().unwrap();
-    assert_eq!(servo_mock.read("command").unwrap(), "float");
+    assert_eq!(servo_mock.last_written("command").unwrap(), "float");
 }
 
 #[test]
@@ -461,30 +445,40 @@ fn typed_sensors() {
     let color = ColorSensor::find(root, "in2").unwrap();
     color_mock.set_int("value0", 57).unwrap();
     assert_eq!(color.reflected().unwrap(), 57);
-    // Switching modes is the driver's job: emulate it for each reading.
+    // Each reading switches the mode (the store completes at once); then
+    // the injected values show.
+    color.color().unwrap();
+    assert_eq!(color_mock.read("mode").unwrap(), "COL-COLOR");
     color_mock.set_int("value0", 5).unwrap();
     assert_eq!(color.color().unwrap(), Color::Red);
-    assert_eq!(color_mock.read("mode").unwrap(), "COL-COLOR");
+    assert_eq!(
+        color.rgb_raw().unwrap(),
+        (0, 0, 0),
+        "works on the first call"
+    );
     color_mock.set_int("value2", 900).unwrap();
     assert_eq!(color.rgb_raw().unwrap(), (0, 0, 900));
 
     let ir = InfraredSensor::find(root, "in3").unwrap();
     ir_mock.set_int("value0", 33).unwrap();
     assert_eq!(ir.proximity().unwrap(), 33);
+    ir.seek(2).unwrap(); // switches to IR-SEEK
     ir_mock.set_int("value2", -12).unwrap();
     ir_mock.set_int("value3", 40).unwrap();
     ir_mock.set_int("value1", -128).unwrap();
     assert_eq!(ir.seek(2).unwrap(), Some((-12, 40)));
     assert_eq!(ir.seek(1).unwrap(), None);
     assert!(ir.seek(5).is_err());
+    ir.remote(4).unwrap(); // switches to IR-REMOTE
     ir_mock.set_int("value3", 9).unwrap();
     assert!(ir.remote(4).unwrap().beacon);
 
     let gyro = GyroSensor::find(root, "in4").unwrap();
     gyro_mock.set_int("value0", -90).unwrap();
     assert_eq!(gyro.angle().unwrap(), -90);
+    gyro.angle_and_rate().unwrap(); // switches to GYRO-G&A
     gyro_mock.set_int("value1", 12).unwrap();
-    assert_eq!(gyro.angle_and_rate().unwrap(), (0, 12));
+    assert_eq!(gyro.angle_and_rate().unwrap().1, 12);
     gyro.reset_angle().unwrap();
     assert_eq!(gyro_mock.read("mode").unwrap(), "GYRO-ANG");
 
@@ -520,36 +514,25 @@ fn leds_battery_and_ports() {
     leds.set_all(LedColor::OFF).unwrap();
 
     let led = Led::open(root, "led0:green:brick-status").unwrap();
-    assert_eq!(led.trigger().unwrap(), "mmc0");
+    // Brightness 0 cleared the mmc0 trigger, as in the kernel.
+    assert_eq!(led.trigger().unwrap(), "none");
     assert!(led.triggers().unwrap().iter().any(|t| t == "heartbeat"));
     assert!(matches!(
         led.set_trigger("disco"),
         Err(Error::NotOffered { .. })
     ));
-    // The mock has no trigger logic: emulate the kernel's timer files.
+    // The timer trigger creates delay_on/delay_off, as the kernel does.
     let dir = led.device().dir().to_path_buf();
-    let make_timer_files = || {
-        for f in ["delay_on", "delay_off"] {
-            let p = dir.join(f);
-            let _ = std::fs::remove_file(&p);
-            std::fs::write(&p, "500\n").unwrap();
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o664)).unwrap();
-        }
-        std::fs::write(dir.join("trigger"), "none mmc0 [timer] heartbeat\n").unwrap();
-    };
-    make_timer_files();
     led.set_timer(100, 900).unwrap();
     assert_eq!(
         std::fs::read_to_string(dir.join("delay_on")).unwrap(),
-        "100"
+        "100\n"
     );
-    // The kernel recreated the files: the stale handles are reopened once.
-    make_timer_files();
+    assert_eq!(led.trigger().unwrap(), "timer");
     led.set_timer(200, 800).unwrap();
     assert_eq!(
         std::fs::read_to_string(dir.join("delay_off")).unwrap(),
-        "800"
+        "800\n"
     );
 
     let battery = PowerSupply::battery(root).unwrap();
@@ -573,22 +556,37 @@ fn leds_battery_and_ports() {
     ));
     let input = LegoPort::find(root, "ev3-ports:in1").unwrap();
     assert!(input.modes().iter().any(|m| m == "other-i2c"));
+    // set_device only in nxt-analog mode (EOPNOTSUPP otherwise, as the
+    // kernel); the new device registers with a new number.
+    assert!(matches!(
+        input.set_device("lego-nxt-touch"),
+        Err(Error::Unsupported { .. })
+    ));
+    input.set_mode("nxt-analog").unwrap();
     input.set_device("lego-nxt-touch").unwrap();
+    let touch = ev3sysfs::sensor::TouchSensor::find(root, "in1").unwrap();
+    assert!(!touch.pressed().unwrap());
 }
 
 #[test]
 fn one_unreadable_entry_never_aborts_a_scan() {
-    let tree = MockTree::new().unwrap();
-    tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
-    let broken = tree.root().join("tacho-motor/motor9");
+    // A hand-made tree: a motor, a broken one, a stray file.
+    let tmp = TempDir::new("scan");
+    let motor = tmp.path().join("tacho-motor/motor0");
+    std::fs::create_dir_all(&motor).unwrap();
+    std::fs::write(motor.join("address"), "ev3-ports:outA\n").unwrap();
+    std::fs::write(motor.join("driver_name"), "lego-ev3-l-motor\n").unwrap();
+    let broken = tmp.path().join("tacho-motor/motor9");
     std::fs::create_dir_all(broken.join("address")).unwrap(); // a directory: unreadable
-    std::fs::write(tree.root().join("tacho-motor/stray-file"), "x").unwrap();
-    let all = ev3sysfs::list(tree.root(), "tacho-motor").unwrap();
+    std::fs::write(tmp.path().join("tacho-motor/stray-file"), "x").unwrap();
+    let all = ev3sysfs::list(tmp.path(), "tacho-motor").unwrap();
     assert_eq!(all.len(), 1, "{all:?}");
-    assert!(TachoMotor::find(tree.root(), "outA").is_ok());
-    assert!(ev3sysfs::list(tree.root(), "no-such-class")
+    assert!(ev3sysfs::list(tmp.path(), "no-such-class")
         .unwrap()
         .is_empty());
+    let tree = MockTree::new().unwrap();
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    assert!(TachoMotor::find(tree.root(), "outA").is_ok());
     // Two motors on one port: ambiguous, naming both.
     tree.add_tacho_motor("outA", TachoDriver::Ev3Medium)
         .unwrap();

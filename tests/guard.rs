@@ -97,13 +97,13 @@ fn sigint_and_sigterm_stop_the_motor() {
         let (tree, motor) = motor_tree();
         let mut c = child(&tree, "signal");
         wait_ready(&mut c);
-        assert_eq!(motor.read("command").unwrap(), "run-forever");
+        assert_eq!(motor.last_written("command").unwrap(), "run-forever");
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(c.id() as i32), sig).unwrap();
         let status = c.wait().unwrap();
         // The signal is raised again: the process ends as if unhandled.
         assert_eq!(signalled(status), Some(sig as i32), "{status:?}");
-        assert_eq!(motor.read("command").unwrap(), "stop", "{sig}");
-        assert_eq!(motor.read("stop_action").unwrap(), "brake");
+        assert_eq!(motor.last_written("command").unwrap(), "stop", "{sig}");
+        assert_eq!(motor.last_written("stop_action").unwrap(), "brake");
     }
 }
 
@@ -121,8 +121,16 @@ fn panic_exit_and_drop_stop_the_motor() {
             "exit" => assert_eq!(out.status.code(), Some(3), "{stderr}"),
             _ => assert!(out.status.success(), "{stderr}"),
         }
-        assert_eq!(motor.read("command").unwrap(), "stop", "{mode}: {stderr}");
-        assert_eq!(motor.read("stop_action").unwrap(), "brake", "{mode}");
+        assert_eq!(
+            motor.last_written("command").unwrap(),
+            "stop",
+            "{mode}: {stderr}"
+        );
+        assert_eq!(
+            motor.last_written("stop_action").unwrap(),
+            "brake",
+            "{mode}"
+        );
     }
 }
 
@@ -135,7 +143,7 @@ fn opting_out_leaves_the_motor_alone() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(motor.read("command").unwrap(), "run-forever");
+    assert_eq!(motor.last_written("command").unwrap(), "run-forever");
 
     let (tree, motor) = motor_tree();
     let mut c = child(&tree, "release");
@@ -146,7 +154,7 @@ fn opting_out_leaves_the_motor_alone() {
     )
     .unwrap();
     c.wait().unwrap();
-    assert_eq!(motor.read("command").unwrap(), "run-forever");
+    assert_eq!(motor.last_written("command").unwrap(), "run-forever");
 }
 
 #[test]
@@ -157,13 +165,13 @@ fn guard_in_process_stop_now_and_capacity() {
     guard.protect(&motor).unwrap();
     motor.run_forever(100).unwrap();
     guard.stop_now();
-    assert_eq!(mock.read("command").unwrap(), "stop");
-    assert_eq!(mock.read("stop_action").unwrap(), "hold");
+    assert_eq!(mock.last_written("command").unwrap(), "stop");
+    assert_eq!(mock.last_written("stop_action").unwrap(), "hold");
     // A dropped motor handle does not disturb the guard's descriptors.
     motor.run_forever(100).unwrap();
     drop(motor);
     drop(guard);
-    assert_eq!(mock.read("command").unwrap(), "stop");
+    assert_eq!(mock.last_written("command").unwrap(), "stop");
     let text = format!(
         "{:?}",
         StopGuard::install_without_signals(StopAction::Coast).unwrap()

@@ -57,7 +57,7 @@ fn generic_code_drives_mock_devices() {
     let mut button = TouchSensor::find(root, "in1").unwrap();
 
     assert!(conveyor(&mut motor, &mut lamp, &mut button, &mut Delay).unwrap());
-    assert_eq!(motor_mock.read("command").unwrap(), "run-direct");
+    assert_eq!(motor_mock.last_written("command").unwrap(), "run-direct");
     assert_eq!(motor_mock.read_int("duty_cycle_sp").unwrap(), 60);
     assert_eq!(lamp.brightness().unwrap(), 255);
 
@@ -70,7 +70,7 @@ fn generic_code_drives_mock_devices() {
     let mut dc = DcMotor::find(root, "outB").unwrap();
     dc.set_duty_cycle_fraction(1, 4).unwrap();
     assert_eq!(dc_mock.read_int("duty_cycle_sp").unwrap(), 25);
-    assert_eq!(dc_mock.read("command").unwrap(), "run-direct");
+    assert_eq!(dc_mock.last_written("command").unwrap(), "run-direct");
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn duty_and_errors() {
         }
     ));
     assert_eq!(pwm::Error::kind(&err), pwm::ErrorKind::Other);
-    assert_eq!(mock.read("command").unwrap(), "", "nothing written");
+    assert_eq!(mock.last_written("command").unwrap(), "", "nothing written");
     // The cause stays reachable: unplugged is Disconnected with its errno.
     tree.unplug(&mock).unwrap();
     let err = motor.set_duty_cycle(10).unwrap_err();

@@ -100,9 +100,12 @@ fn drivers_have_their_tables() {
     assert_eq!(us.address(), "ev3-ports:in2:i2c1");
     assert_eq!(us.read_int("poll_ms").unwrap(), 50);
     let touch = tree.add_sensor("in3", SensorDriver::Ev3Touch).unwrap();
-    assert!(
-        !touch.path().join("poll_ms").exists(),
-        "EOPNOTSUPP on a brick"
+    let touch_dev = SysfsDevice::open(tree.root(), "lego-sensor", &touch.name()).unwrap();
+    let err = touch_dev.read_int("poll_ms").unwrap_err();
+    assert_eq!(
+        err.errno(),
+        Some(libc::EOPNOTSUPP),
+        "as on a brick: {err:?}"
     );
     assert_eq!(touch.read("bin_data_format").unwrap(), "s32");
 }
@@ -140,14 +143,20 @@ fn inject_and_inspect() {
     dev.write_int("speed_sp", -300).unwrap();
     dev.write_str("command", "run-forever").unwrap();
     assert_eq!(mock.read_int("speed_sp").unwrap(), -300);
-    assert_eq!(mock.read("command").unwrap(), "run-forever");
-    mock.set("state", "running stalled").unwrap();
-    mock.set_int("speed", -12).unwrap();
-    assert_eq!(dev.read_string("state").unwrap(), "running stalled");
-    assert_eq!(dev.read_int("speed").unwrap(), -12);
+    assert_eq!(mock.last_written("command").unwrap(), "run-forever");
+    // The store took effect at once.
+    assert_eq!(dev.read_string("state").unwrap(), "running");
+    assert_eq!(mock.read("state").unwrap(), "running");
+    mock.set_int("position", -12).unwrap();
+    assert_eq!(dev.read_int("position").unwrap(), -12);
+    // What the model cannot inject is refused.
+    assert!(mock.set("max_speed", "5").is_err());
+    // Through the model: downcasting and effects.
+    let class = tree.with_model(&mock, |model, _fx| model.class()).unwrap();
+    assert_eq!(class, "tacho-motor");
     tree.unplug(&mock).unwrap();
     assert!(mock.read("state").unwrap_err().is_disconnected());
-    assert!(mock.set("state", "").unwrap_err().is_disconnected());
+    assert!(mock.set_int("position", 0).unwrap_err().is_disconnected());
 }
 
 #[test]
@@ -155,16 +164,23 @@ fn sensor_modes_follow_the_table() {
     let tree = MockTree::new().unwrap();
     let ir = tree.add_sensor("in4", SensorDriver::Ev3Infrared).unwrap();
     assert_eq!(ir.read("mode").unwrap(), "IR-PROX");
-    assert!(ir.path().join("value0").exists());
-    assert!(!ir.path().join("value1").exists());
     let dev = SysfsDevice::open(tree.root(), "lego-sensor", &ir.name()).unwrap();
+    // Every valueN file exists, as in the kernel; beyond num_values: ENXIO.
+    assert!(ir.path().join("value7").exists());
+    assert_eq!(
+        dev.read_int("value1").unwrap_err().errno(),
+        Some(libc::ENXIO)
+    );
     // A mode store completes synchronously: the new values exist at once.
     dev.write_str("mode", "IR-SEEK").unwrap();
     assert_eq!(ir.read_int("num_values").unwrap(), 8);
-    assert!(ir.path().join("value7").exists());
+    assert_eq!(dev.read_int("value7").unwrap(), -128);
     dev.write_str("mode", "IR-REM-A").unwrap();
     assert_eq!(ir.read("bin_data_format").unwrap(), "s16");
-    assert!(!ir.path().join("value1").exists());
+    assert_eq!(
+        dev.read_int("value1").unwrap_err().errno(),
+        Some(libc::ENXIO)
+    );
     let err = dev.write_str("mode", "FLY").unwrap_err();
     assert_eq!(err.errno(), Some(libc::EINVAL), "{err:?}");
 }

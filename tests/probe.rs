@@ -59,7 +59,10 @@ fn json_against_a_mock_motor_found_by_port() {
     let motor = tree
         .add_tacho_motor("outB", TachoDriver::Ev3Medium)
         .unwrap();
-    motor.set_int("speed_sp", 123).unwrap();
+    ev3sysfs::SysfsDevice::open(tree.root(), "tacho-motor", &motor.name())
+        .unwrap()
+        .write_int("speed_sp", 123)
+        .unwrap();
     let root = tree.root().to_str().unwrap();
     let out = probe(&[
         "--root", root, "--port", "outB", "-n", "30", "--warmup", "3", "--format", "json",
@@ -131,7 +134,7 @@ fn table_csv_histogram_and_embedded_mock() {
     ]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
-    assert!(stdout.contains("MOCK tree"), "{stdout}");
+    assert!(stdout.contains("SIMULATED brick"), "{stdout}");
     assert!(stdout.contains("no tacho motor found"), "{stdout}");
     for title in [
         "strategy",
@@ -203,7 +206,11 @@ fn refuses_motion_and_bad_usage() {
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr.contains("--allow-motion"), "{stderr}");
-    assert_eq!(motor.read("command").unwrap(), "", "nothing was written");
+    assert_eq!(
+        motor.last_written("command").unwrap(),
+        "",
+        "nothing was written"
+    );
     // Write-only without a value.
     let out = probe(&["--root", root, "--attr", "command", "-n", "5"]);
     assert_eq!(out.status.code(), Some(1));
@@ -284,7 +291,11 @@ fn response_mode_on_the_simulator_and_refused_on_a_brick_without_permission() {
     let out = probe(&["--root", tree.root().to_str().unwrap(), "--response", "1"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out).1.contains("--allow-motion"));
-    assert_eq!(motor.read("command").unwrap(), "", "nothing was sent");
+    assert_eq!(
+        motor.last_written("command").unwrap(),
+        "",
+        "nothing was sent"
+    );
     let out = probe(&["--path", "/x/speed_sp", "--response", "1"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out).1.contains("--port"));

@@ -115,6 +115,22 @@ impl MockDevice {
             .ok_or_else(|| Error::parse(&self.dir.join(attr), &bytes, "a decimal integer"))
     }
 
+    /// The last value an attribute's store accepted through the file system
+    /// (a command, a stop action: also for write-only attributes, whose
+    /// files cannot be read), or `""` when nothing was stored yet.
+    ///
+    /// # Errors
+    /// [`Error::Disconnected`] when the device is unplugged.
+    pub fn last_written(&self, attr: &str) -> Result<String> {
+        let brick = self.brick.upgrade().ok_or(self.gone(Operation::Read))?;
+        let brick = lock(&brick);
+        if !brick.contains(self.id) {
+            return Err(self.gone(Operation::Read));
+        }
+        let bytes = brick.last_stored(self.id, attr).unwrap_or_default();
+        Ok(value::parse_str(bytes).unwrap_or_default().to_owned())
+    }
+
     /// Injects what the device reports for `attr` (a sensor value, a
     /// position, a voltage), bypassing the attribute's store: the model's
     /// [`Model::inject`]. Open handles see it on their next read.

@@ -92,6 +92,8 @@ pub(crate) struct Brick<W> {
     factory: Factory,
     /// The last stores received: path relative to the root, bytes.
     stores: VecDeque<(String, Vec<u8>)>,
+    /// The last accepted store per (device, attribute).
+    last_stored: HashMap<(u64, String), Vec<u8>>,
 }
 
 /// How many stores [`Brick::take_stores`] keeps.
@@ -148,6 +150,7 @@ impl<W: Clone> Brick<W> {
             next_fh: 1,
             factory,
             stores: VecDeque::new(),
+            last_stored: HashMap::new(),
         }
     }
 
@@ -182,6 +185,13 @@ impl<W: Clone> Brick<W> {
     /// The stores received since the last call, oldest first.
     pub(crate) fn take_stores(&mut self) -> VecDeque<(String, Vec<u8>)> {
         std::mem::take(&mut self.stores)
+    }
+
+    /// The last value device `id` accepted in a store to `attr`.
+    pub(crate) fn last_stored(&self, id: u64, attr: &str) -> Option<&[u8]> {
+        self.last_stored
+            .get(&(id, attr.to_owned()))
+            .map(Vec::as_slice)
     }
 
     /// The entry `name` of directory `dir`.
@@ -334,6 +344,7 @@ impl<W: Clone> Brick<W> {
         };
         let mut removed = Vec::new();
         self.remove_tree(device.dir, &mut removed);
+        self.last_stored.retain(|(dev, _), _| *dev != id);
         self.take_pollers(&removed)
     }
 
@@ -525,6 +536,9 @@ impl<W: Clone> Brick<W> {
             let len = data.len().min(4096);
             device.model.store(&name, &data[..len], &mut fx)
         };
+        if stored.is_ok() {
+            self.last_stored.insert((dev, name), data.to_vec());
+        }
         // Effects of a failed store still happen (a driver may have
         // changed something before refusing).
         (stored, self.apply(dev, fx))

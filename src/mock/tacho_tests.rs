@@ -1,6 +1,7 @@
 use std::time::Duration;
 
 use super::*;
+use crate::mock::kobject::{KResult, Mode, Model};
 
 fn motor() -> TachoMotor {
     TachoMotor::new(TachoDriver::Ev3Large, "ev3-ports:outA")
@@ -312,6 +313,6 @@ fn inject_and_unknown_attributes() {
     assert_eq!(m.inject("position", "-42", &mut fx), Ok(()));
     assert_eq!(show(&m, "position"), "-42\n");
     assert_eq!(m.inject("nonsense", "1", &mut fx), Err(libc::ENOENT));
-    assert_eq!(store(&mut m, "state", "running"), Err(libc::EINVAL));
+    assert_eq!(store(&mut m, "state", "running"), Err(libc::EACCES));
     assert_eq!(store(&mut m, "power/control", "on"), Ok(2));
 }
