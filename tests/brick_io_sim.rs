@@ -101,6 +101,45 @@ fn simulated_buttons_answer_eviocgkey_and_queue_events() {
 }
 
 #[test]
+fn simulated_buttons_block_a_blocking_reader_until_an_event() {
+    use std::io::Read;
+    let tmp = TempDir::new("sim-blocking");
+    let Some(sim) = mount(&tmp, Geometry::EV3_MONO) else {
+        return;
+    };
+    // Like evdev: read-only, whole events, and a plain read waits.
+    let err = fs::OpenOptions::new()
+        .write(true)
+        .open(sim.buttons_path())
+        .unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EACCES));
+    let mut file = fs::File::open(sim.buttons_path()).unwrap();
+    let mut small = [0u8; 4];
+    assert_eq!(
+        file.read(&mut small).unwrap_err().raw_os_error(),
+        Some(libc::EINVAL)
+    );
+    std::thread::scope(|s| {
+        let reader = s.spawn(move || {
+            let mut buf = [0u8; 2 * ev3sysfs::input::EVENT_SIZE];
+            let n = file.read(&mut buf).unwrap();
+            (n, ev3sysfs::input::InputEvent::from_bytes(&buf).unwrap())
+        });
+        sim.press(Button::Down);
+        let (n, first) = reader.join().unwrap();
+        assert_eq!(
+            n,
+            2 * ev3sysfs::input::EVENT_SIZE,
+            "the key event and its EV_SYN"
+        );
+        assert_eq!(
+            (first.kind, first.code, first.value),
+            (1, Button::Down.code(), 1)
+        );
+    });
+}
+
+#[test]
 fn simulated_beeper_records_tones_as_the_driver_plays_them() {
     let tmp = TempDir::new("sim-beeper");
     let Some(sim) = mount(&tmp, Geometry::EV3_MONO) else {

@@ -1,49 +1,5 @@
-//! The simulated brick's buttons, beeper and screen (feature `sim`): the
-//! device nodes a brick has under `/dev`, served over FUSE by a thread of
-//! this process, so that [`crate::buttons`], [`crate::sound`] and
-//! [`crate::screen`] run unchanged against them.
-//!
-//! [`SimulatedIo::mount`] mounts, at a directory used as the device root
-//! (`$EV3SYSFS_DEV`):
-//!
-//! * `input/by-path/platform-gpio_keys-event`: an input device as evdev
-//!   behaves: every open file has its own event queue, [`SimulatedIo::press`]
-//!   and [`SimulatedIo::release`] queue `EV_KEY` + `EV_SYN` and wake
-//!   `poll`ers, a non-blocking read of an empty queue gets `EAGAIN`, a
-//!   blocking one waits, and `EVIOCGKEY` answers the key bitmap (FUSE passes
-//!   ioctls whose number encodes their size);
-//! * `input/by-path/platform-sound-event`: the beeper; written `EV_SND`
-//!   events are recorded as the EV3 driver would play them
-//!   ([`SimulatedIo::tones`]: frequencies clamped to 100..10 000 Hz, a bell
-//!   is 1000 Hz);
-//! * `fb0`: a framebuffer of the given [`Geometry`], read back with
-//!   [`SimulatedIo::framebuffer`] (or a second [`crate::screen::Screen`]).
-//!
-//! [`MockTree::add_brick_io`] gives a simulated brick these devices, beside
-//! its tree, and `graphics/fb0/{virtual_size,bits_per_pixel,stride}` in it;
-//! [`SimulatedIo::write_sysfs`] writes those attributes into a plain
-//! directory instead, for devices without a tree. Mounting needs
-//! `/dev/fuse` and root (or a user namespace); [`SimulatedIo::mount`] fails
-//! with a clear error, never hangs, when it is unavailable.
-//!
-//! ```
-//! # fn main() -> ev3sysfs::Result<()> {
-//! use std::time::Duration;
-//! use ev3sysfs::buttons::{Button, Buttons};
-//! use ev3sysfs::mock::SimulatedIo;
-//! use ev3sysfs::screen::Geometry;
-//!
-//! let dir = std::env::temp_dir().join(format!("ev3sysfs-doc-io-{}", std::process::id()));
-//! let sim = match SimulatedIo::mount(&dir, Geometry::EV3_MONO) {
-//!     Ok(sim) => sim,
-//!     Err(e) => { eprintln!("no FUSE here: {e}"); return Ok(()); }
-//! };
-//! let buttons = Buttons::open(sim.buttons_path())?;
-//! sim.press(Button::Enter);
-//! assert!(buttons.is_pressed(Button::Enter)?);
-//! buttons.wait_for_press(Button::Enter, Duration::from_secs(1))?;
-//! # Ok(()) }
-//! ```
+//! [`SimulatedIo`]: the simulated brick's buttons, beeper and screen, device
+//! nodes served over FUSE (feature `sim`).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -103,8 +59,63 @@ impl Shared {
     }
 }
 
-/// The simulated buttons, beeper and framebuffer, mounted over FUSE at a
-/// device root. Unmounted on drop.
+/// The simulated brick's buttons, beeper and screen (feature `sim`): the
+/// device nodes a brick has under `/dev`, served over FUSE by a thread of
+/// this process, so that [`crate::buttons`], [`crate::sound`] and
+/// [`crate::screen`] run unchanged against them.
+///
+/// [`SimulatedIo::mount`] mounts, at a directory used as the device root
+/// (`$EV3SYSFS_DEV`):
+///
+/// * `input/by-path/platform-gpio_keys-event`: an input device as evdev
+///   behaves: every open file has its own event queue, [`SimulatedIo::press`]
+///   and [`SimulatedIo::release`] queue `EV_KEY` + `EV_SYN` and wake
+///   `poll`ers, a non-blocking read of an empty queue gets `EAGAIN`, a
+///   blocking one waits, and `EVIOCGKEY` answers the key bitmap (FUSE passes
+///   ioctls whose number encodes their size);
+/// * `input/by-path/platform-sound-event`: the beeper; written `EV_SND`
+///   events are recorded as the EV3 driver would play them
+///   ([`SimulatedIo::tones`]: frequencies clamped to 100..10 000 Hz, a bell
+///   is 1000 Hz);
+/// * `fb0`: a framebuffer of the given [`Geometry`], read back with
+///   [`SimulatedIo::framebuffer`] (or a second [`crate::screen::Screen`]).
+///
+/// [`MockTree::add_brick_io`] gives a simulated brick these devices, beside
+/// its tree, and `graphics/fb0/{virtual_size,bits_per_pixel,stride}` in it;
+/// [`SimulatedIo::write_sysfs`] writes those attributes into a plain
+/// directory instead, for devices without a tree. Mounting needs
+/// `/dev/fuse` and root (or a user namespace); [`SimulatedIo::mount`] fails
+/// with a clear error, never hangs, when it is unavailable.
+///
+/// ```
+/// # fn main() -> ev3sysfs::Result<()> {
+/// use std::time::Duration;
+/// use ev3sysfs::buttons::{Button, Buttons};
+/// use ev3sysfs::mock::MockTree;
+/// use ev3sysfs::screen::{Color, Geometry};
+/// use ev3sysfs::sound::Beeper;
+///
+/// let tree = match MockTree::ev3() {
+///     Ok(tree) => tree,
+///     Err(e) => return Ok(eprintln!("no simulated brick here: {e}")),
+/// };
+/// let io = tree.add_brick_io(Geometry::EV3_MONO)?; // $EV3SYSFS_DEV: io.dev_root()
+/// let buttons = Buttons::open(io.buttons_path())?;
+/// io.press(Button::Enter);
+/// buttons.wait_for_press(Button::Enter, Duration::from_secs(1))?;
+///
+/// Beeper::open(io.beeper_path())?.tone(440, Duration::from_millis(1))?;
+/// let played: Vec<u32> = io.tones().iter().map(|t| t.hz).collect();
+/// assert_eq!(played, [440, 0]);
+///
+/// let mut screen = io.open_screen()?; // geometry from graphics/fb0
+/// screen.fill_rect(0, 0, 8, 1, Color::Black);
+/// screen.show()?;
+/// assert_eq!(io.framebuffer()[0], 0xff); // 1 bpp: bit set = black
+/// # Ok(()) }
+/// ```
+///
+/// Unmounted on drop.
 pub struct SimulatedIo {
     dev_root: PathBuf,
     shared: Arc<Shared>,
