@@ -315,3 +315,39 @@ fn simulated_hot_paths_are_one_syscall_each() {
     assert_eq!(count("pwrite64"), N, "one pwrite per show()");
     assert_eq!(calls.len(), 4 * N, "nothing else: {calls:?}");
 }
+
+/// Another language reads the simulated buttons as python-ev3dev2's
+/// `Button` does: `fcntl.ioctl(file, EVIOCGKEY, 96-byte buffer)`.
+#[test]
+fn python_reads_the_simulated_buttons_with_ev3dev2s_ioctl() {
+    let tmp = TempDir::new("sim-python");
+    let Some(sim) = mount(&tmp, Geometry::EV3_MONO) else {
+        return;
+    };
+    let program = r#"
+import array, fcntl, sys
+KEY_BUF_LEN = 96
+EVIOCGKEY = (2 << (14 + 8 + 8) | KEY_BUF_LEN << (8 + 8) | ord('E') << 8 | 0x18)
+buf = array.array('B', [0] * KEY_BUF_LEN)
+with open(sys.argv[1], 'rb', 0) as f:
+    fcntl.ioctl(f, EVIOCGKEY, buf)
+print(sorted(c for c in range(KEY_BUF_LEN * 8) if buf[c // 8] & (1 << (c % 8))))
+"#;
+    sim.press(Button::Enter);
+    sim.press(Button::Right);
+    let out = match std::process::Command::new("python3")
+        .arg("-c")
+        .arg(program)
+        .arg(sim.buttons_path())
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => return common::skip(&format!("python3 is not available: {e}")),
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "[28, 106]\n");
+}
