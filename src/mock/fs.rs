@@ -358,6 +358,22 @@ impl Filesystem for BrickFs {
         });
     }
 
+    /// `isatty()` and friends: not a terminal, quietly (kernfs says the
+    /// same).
+    fn ioctl(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _flags: fuser::IoctlFlags,
+        _cmd: u32,
+        _in_data: &[u8],
+        _out_size: u32,
+        reply: fuser::ReplyIoctl,
+    ) {
+        reply.error(Errno::from_i32(libc::ENOTTY));
+    }
+
     fn poll(
         &self,
         _req: &Request,

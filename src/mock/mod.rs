@@ -94,6 +94,8 @@ pub enum MockKind {
 /// A simulated brick mounted as a FUSE file system; unmounted on drop.
 pub struct MockTree {
     root: PathBuf,
+    /// The mount point was made by [`MockTree::new`]: removed on drop.
+    made_root: bool,
     brick: fs::SharedBrick,
     session: Mutex<Option<fuser::BackgroundSession>>,
 }
@@ -122,24 +124,39 @@ impl MockTree {
         let template = std::env::temp_dir().join("ev3sysfs-brick-XXXXXX");
         let root = nix::unistd::mkdtemp(&template)
             .map_err(|e| Error::from_io(&template, Operation::Open, None, io::Error::from(e)))?;
+        let tree = MockTree::mount(root.clone(), true);
+        if tree.is_err() {
+            let _ = std::fs::remove_dir(&root);
+        }
+        tree
+    }
+
+    /// Mounts an empty simulated brick on the existing directory `dir`
+    /// (for `ev3-sim --mount`); the directory stays after drop.
+    ///
+    /// # Errors
+    /// As [`MockTree::new`].
+    pub fn mount_at(dir: impl Into<PathBuf>) -> Result<MockTree> {
+        MockTree::mount(dir.into(), false)
+    }
+
+    fn mount(root: PathBuf, made_root: bool) -> Result<MockTree> {
         let brick = Arc::new(Mutex::new(state::Brick::new(models::create)));
         match fs::mount(Arc::clone(&brick), &root) {
             Ok(session) => Ok(MockTree {
                 root,
+                made_root,
                 brick,
                 session: Mutex::new(Some(session)),
             }),
-            Err(e) => {
-                let _ = std::fs::remove_dir(&root);
-                Err(Error::Io {
-                    source: io::Error::new(
-                        e.kind(),
-                        format!("cannot mount the simulated brick: {e} ({NEEDS})"),
-                    ),
-                    path: root,
-                    operation: Operation::Open,
-                })
-            }
+            Err(e) => Err(Error::Io {
+                source: io::Error::new(
+                    e.kind(),
+                    format!("cannot mount the simulated brick: {e} ({NEEDS})"),
+                ),
+                path: root,
+                operation: Operation::Open,
+            }),
         }
     }
 
@@ -149,7 +166,20 @@ impl MockTree {
     /// # Errors
     /// As [`MockTree::new`].
     pub fn ev3() -> Result<MockTree> {
-        let tree = MockTree::new()?;
+        MockTree::new()?.with_brick_devices()
+    }
+
+    /// As [`MockTree::ev3`], mounted on the existing directory `dir` (see
+    /// [`MockTree::mount_at`]).
+    ///
+    /// # Errors
+    /// As [`MockTree::new`].
+    pub fn ev3_at(dir: impl Into<PathBuf>) -> Result<MockTree> {
+        MockTree::mount_at(dir)?.with_brick_devices()
+    }
+
+    fn with_brick_devices(self) -> Result<MockTree> {
+        let tree = self;
         for port in ["in1", "in2", "in3", "in4", "outA", "outB", "outC", "outD"] {
             tree.add_port(port)?;
         }
@@ -189,12 +219,18 @@ impl MockTree {
         let class = model.class();
         let mut address = Vec::new();
         let _ = model.show("address", &mut address);
-        let (id, name) = fs::lock(&self.brick).add(model, name);
+        let address = String::from_utf8_lossy(&address).trim_end().to_owned();
+        let mut brick = fs::lock(&self.brick);
+        let (id, name) = brick.add(model, name);
+        if class != "lego-port" && !address.is_empty() {
+            brick.tell_port(&address, Some(what));
+        }
+        drop(brick);
         Ok(MockDevice {
             dir: self.root.join(class).join(&name),
             class,
             name,
-            address: String::from_utf8_lossy(&address).trim_end().to_owned(),
+            address,
             kind,
             id,
             brick: Arc::downgrade(&self.brick),
@@ -280,6 +316,29 @@ impl MockTree {
         self.add(Some(model), None, MockKind::Port, "lego-port")
     }
 
+    /// Plugs the device of kernel driver `driver` (`lego-ev3-l-motor`,
+    /// `lego-ev3-color`, `rcx-motor`, ...) into port `port` (`outA`,
+    /// `in1`, ...).
+    ///
+    /// # Errors
+    /// [`Error::NotOffered`] for a driver no model knows.
+    pub fn plug(&self, port: &str, driver: &str) -> Result<MockDevice> {
+        if let Some(tacho) = TachoDriver::from_driver_name(driver) {
+            return self.add_tacho_motor(port, tacho);
+        }
+        if let Some(sensor) = SensorDriver::from_driver_name(driver) {
+            return self.add_sensor(port, sensor);
+        }
+        match driver {
+            "rcx-motor" => self.add_dc_motor(port),
+            _ => Err(Error::NotOffered {
+                attribute: "driver_name",
+                value: driver.to_owned(),
+                offered: "a tacho motor, sensor or rcx-motor driver".to_owned(),
+            }),
+        }
+    }
+
     /// Unplugs `device`: its directory goes away; files that are still open
     /// give `ENODEV` ([`Error::Disconnected`]) and their pollers wake with
     /// `POLLPRI | POLLERR`, as on a brick.
@@ -292,6 +351,9 @@ impl MockTree {
             return Err(device.gone(Operation::Write));
         }
         let pollers = brick.remove(device.id);
+        if device.class != "lego-port" && !device.address.is_empty() {
+            brick.tell_port(&device.address, None);
+        }
         drop(brick);
         fs::wake(pollers);
         Ok(())
@@ -372,10 +434,14 @@ impl Drop for MockTree {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .take();
-        unmount(&self.root);
+        // fuser unmounts first (quietly when nothing is open); what it
+        // leaves (EBUSY: files still open) is unmounted lazily here.
         drop(session);
-        if let Err(e) = std::fs::remove_dir(&self.root) {
-            log::warn!("could not remove {}: {e}", self.root.display());
+        unmount(&self.root);
+        if self.made_root {
+            if let Err(e) = std::fs::remove_dir(&self.root) {
+                log::warn!("could not remove {}: {e}", self.root.display());
+            }
         }
     }
 }
@@ -390,8 +456,8 @@ fn unmount(dir: &Path) {
                 log::warn!("could not unmount {}: {e}", dir.display());
             }
         }
-        // Not root: fuser unmounts through fusermount3 when the session
-        // is dropped.
+        // EINVAL: fuser unmounted it already. EPERM (not root): fuser
+        // unmounted it through fusermount3.
         Err(e) => log::debug!("umount {}: {e}", dir.display()),
     }
 }

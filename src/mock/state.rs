@@ -348,6 +348,24 @@ impl<W: Clone> Brick<W> {
         self.take_pollers(&removed)
     }
 
+    /// Tells the lego-port that `address` is on what is plugged in now
+    /// (the driver name; `None` when unplugged), so that its `status`
+    /// follows.
+    pub(crate) fn tell_port(&mut self, address: &str, driver: Option<&str>) {
+        let port = self.devices.iter_mut().find(|(_, d)| {
+            let mut out = Vec::new();
+            d.class == "lego-port"
+                && d.model.show("address", &mut out).is_ok()
+                && on_port(address, String::from_utf8_lossy(&out).trim())
+        });
+        if let Some((_, device)) = port {
+            let mut fx = Effects::default();
+            let _ = device
+                .model
+                .inject("plugged", driver.unwrap_or(""), &mut fx);
+        }
+    }
+
     /// `true` while device `id` is registered.
     pub(crate) fn contains(&self, id: u64) -> bool {
         self.devices.contains_key(&id)
