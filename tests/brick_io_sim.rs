@@ -241,6 +241,11 @@ fn strace_child() {
         beeper.stop().unwrap();
         screen.show().unwrap();
     }
+    // A wait that cannot succeed: it sleeps in one poll, never spins.
+    let err = buttons
+        .wait_for_release(Button::Up, Duration::from_millis(50))
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }));
     let _ = fs::metadata(END);
 }
 
@@ -310,10 +315,18 @@ fn simulated_hot_paths_are_one_syscall_each() {
         .map(|(_, call)| call)
         .collect();
     let count = |name: &str| calls.iter().filter(|c| **c == name).count();
-    assert_eq!(count("ioctl"), N, "one EVIOCGKEY per pressed(): {calls:?}");
+    // N pressed(), then the wait's single check of the state.
+    assert_eq!(
+        count("ioctl"),
+        N + 1,
+        "one EVIOCGKEY per pressed(): {calls:?}"
+    );
     assert_eq!(count("write"), 2 * N, "one write per tone event");
     assert_eq!(count("pwrite64"), N, "one pwrite per show()");
-    assert_eq!(calls.len(), 4 * N, "nothing else: {calls:?}");
+    // The wait: drain the queue (one read: EAGAIN), check, one poll.
+    assert_eq!(count("read"), 1, "{calls:?}");
+    assert_eq!(count("poll") + count("ppoll"), 1, "{calls:?}");
+    assert_eq!(calls.len(), 4 * N + 3, "nothing else: {calls:?}");
 }
 
 /// Another language reads the simulated buttons as python-ev3dev2's
