@@ -11,7 +11,7 @@ use crate::error::{Error, Operation, Result};
 pub const DEFAULT_ROOT: &str = "/sys/class";
 
 /// Environment variable that overrides [`DEFAULT_ROOT`], e.g. to run a
-/// program against a mock tree.
+/// program against a simulated brick.
 pub const ROOT_ENV: &str = "EV3SYSFS_ROOT";
 
 /// The sysfs class root to use: `$EV3SYSFS_ROOT` when set and not empty,

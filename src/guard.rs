@@ -17,8 +17,8 @@
 //!
 //! From ordinary code ([`StopGuard::stop_now`], dropping the guard) the
 //! motor's handle also forgets the command it sent last (so a following
-//! `run_direct` is written again), and on a mock tree the stop goes through
-//! the I/O core, so that a simulator sees it.
+//! `run_direct` is written again); the stop is the same two `pwrite`s as
+//! from a signal, on a brick and on the simulated brick alike.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;

@@ -12,7 +12,7 @@
 //!
 //! The sysfs root is a runtime value: constructors take it, and
 //! [`default_root`] reads `$EV3SYSFS_ROOT` (falling back to `/sys/class`), so
-//! the same program runs on a brick and against a mock tree on a laptop.
+//! the same program runs on a brick and against a simulated brick on a laptop.
 //!
 //! ```no_run
 //! use ev3sysfs::SysfsDevice;

@@ -120,7 +120,7 @@ fn build(tree: &MockTree, o: &Options) -> Result<(), String> {
 }
 
 /// Blocks SIGINT and SIGTERM in this thread (and the threads it starts
-/// later), so that [`wait_for_signal`] receives them.
+/// later), so that `SigSet::wait` receives them.
 fn block_signals() -> Result<nix::sys::signal::SigSet, String> {
     use nix::sys::signal::{SigSet, SigmaskHow, Signal};
     let mut set = SigSet::empty();

@@ -61,7 +61,6 @@ struct Blink {
 /// One simulated LED. See the [module docs](self).
 #[derive(Debug)]
 pub(crate) struct Led {
-    name: String,
     max_brightness: u32,
     brightness: u32,
     trigger: usize,
@@ -74,7 +73,6 @@ impl Led {
     /// `none`.
     pub(crate) fn new(name: &str, max_brightness: u32) -> Led {
         Led {
-            name: name.to_owned(),
             max_brightness,
             brightness: 0,
             trigger: if name.starts_with("ev3-ports:") {
@@ -84,11 +82,6 @@ impl Led {
             },
             blink: None,
         }
-    }
-
-    /// The LED's name.
-    pub(crate) fn name(&self) -> &str {
-        &self.name
     }
 
     /// The brightness the LED has now (0 in a blink's off phase).
@@ -101,6 +94,7 @@ impl Led {
     }
 
     /// The active trigger's name.
+    #[cfg(test)]
     pub(crate) fn trigger(&self) -> &'static str {
         TRIGGERS[self.trigger]
     }
@@ -337,6 +331,5 @@ mod tests {
         assert!(!led.attributes().iter().any(|a| a.name == "delay_on"));
         assert_eq!(led.show("delay_on", &mut Vec::new()), Err(libc::ENOENT));
         assert_eq!(show(&led, "uevent"), "");
-        assert_eq!(led.name(), "led1:green:brick-status");
     }
 }

@@ -3,10 +3,6 @@
 //! kernel. Each model answers its class's attribute reads and writes as the
 //! ev3dev-stretch drivers do (see [`crate::mock::kobject`]).
 
-// The simulated brick's file system is what calls the factory; the
-// simulator uses a few helpers only. Remove once both are wired up.
-#![allow(dead_code)]
-
 #[path = "board.rs"]
 pub(crate) mod board;
 #[path = "kernel.rs"]

@@ -79,7 +79,7 @@ impl Playground {
         self.simulated.as_ref().map(|(_, sim)| sim)
     }
 
-    /// The mock tree, when simulated.
+    /// The simulated brick, when simulated.
     pub fn tree(&self) -> Option<&Arc<MockTree>> {
         self.simulated.as_ref().map(|(tree, _)| tree)
     }

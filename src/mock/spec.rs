@@ -1,36 +1,6 @@
-//! What a mock device looks like: attribute names, access modes and initial
-//! contents per class and driver, as the ev3dev-stretch kernel shows them.
-//!
-//! On a brick, after udev, RO = 0444, WO = 0220, RW = 0664 (group `ev3dev`).
-//! Mock files carry the brick's access in their **group** bits (what the
-//! crate's I/O core and ev3dev's Python library go by on a non-sysfs file)
-//! and keep the owner's read and write bits, so that the tree's owner can
-//! inject values into read-only attributes without being root.
-
-use std::borrow::Cow;
-
-/// Read-only attribute mode in a mock tree.
-pub(crate) const RO: u32 = 0o644;
-/// Write-only attribute mode in a mock tree.
-pub(crate) const WO: u32 = 0o620;
-/// Read-write attribute mode in a mock tree.
-pub(crate) const RW: u32 = 0o664;
-
-/// One attribute file of a mock device: relative path, mode, contents.
-pub(crate) type AttrFile = (Cow<'static, str>, u32, Cow<'static, [u8]>);
-
-fn text(name: &'static str, mode: u32, value: impl Into<String>) -> AttrFile {
-    let mut v = value.into();
-    if mode != WO {
-        v.push('\n');
-    }
-    (Cow::Borrowed(name), mode, Cow::Owned(v.into_bytes()))
-}
-
-fn owned(name: String, mode: u32, value: impl Into<String>) -> AttrFile {
-    let (_, mode, bytes) = text("", mode, value);
-    (Cow::Owned(name), mode, bytes)
-}
+//! The drivers the simulated brick knows: kernel driver names and what
+//! differs between drivers of one class (`max_speed`, sensor modes). The
+//! device models in [`crate::mock::models`] behave by these tables.
 
 /// Tacho motor drivers of the `legoev3-motor` lego driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,87 +43,6 @@ impl TachoDriver {
             TachoDriver::Nxt => 1020,
         }
     }
-
-    /// Default `hold_pid/Kp`.
-    fn hold_kp(self) -> i32 {
-        match self {
-            TachoDriver::Ev3Medium => 160_000,
-            _ => 80_000,
-        }
-    }
-}
-
-/// The tacho-motor commands, in the kernel's order.
-pub(crate) const TACHO_COMMANDS: &str =
-    "run-forever run-to-abs-pos run-to-rel-pos run-timed run-direct stop reset";
-
-pub(crate) fn tacho_motor(driver: TachoDriver, address: &str) -> Vec<AttrFile> {
-    let mut files = vec![
-        text("address", RO, address),
-        text("command", WO, ""),
-        text("commands", RO, TACHO_COMMANDS),
-        text("count_per_rot", RO, "360"),
-        text("driver_name", RO, driver.driver_name()),
-        text("duty_cycle", RO, "0"),
-        text("duty_cycle_sp", RW, "0"),
-        text("max_speed", RO, driver.max_speed().to_string()),
-        text("polarity", RW, "normal"),
-        text("position", RW, "0"),
-        text("position_sp", RW, "0"),
-        text("ramp_down_sp", RW, "0"),
-        text("ramp_up_sp", RW, "0"),
-        text("speed", RO, "0"),
-        text("speed_sp", RW, "0"),
-        text("state", RO, ""),
-        text("stop_action", RW, "coast"),
-        text("stop_actions", RO, "coast brake hold"),
-        text("time_sp", RW, "0"),
-        text("speed_pid/Kp", RW, "1000"),
-        text("speed_pid/Ki", RW, "60"),
-        text("speed_pid/Kd", RW, "0"),
-        text("hold_pid/Kp", RW, driver.hold_kp().to_string()),
-        text("hold_pid/Ki", RW, "0"),
-        text("hold_pid/Kd", RW, "0"),
-    ];
-    files.push(uevent(driver.driver_name(), address));
-    files
-}
-
-pub(crate) fn dc_motor(address: &str) -> Vec<AttrFile> {
-    vec![
-        text("address", RO, address),
-        text("command", WO, ""),
-        text("commands", RO, "run-forever run-timed run-direct stop"),
-        text("driver_name", RO, "rcx-motor"),
-        text("duty_cycle", RO, "0"),
-        text("duty_cycle_sp", RW, "0"),
-        text("polarity", RW, "normal"),
-        text("ramp_down_sp", RW, "0"),
-        text("ramp_up_sp", RW, "0"),
-        text("state", RO, ""),
-        // Write-only in the kernel: there is no show function.
-        text("stop_action", WO, ""),
-        text("stop_actions", RO, "coast brake"),
-        text("time_sp", RW, "0"),
-        uevent("rcx-motor", address),
-    ]
-}
-
-pub(crate) fn servo_motor(address: &str) -> Vec<AttrFile> {
-    vec![
-        text("address", RO, address),
-        text("command", WO, ""),
-        text("driver_name", RO, "ms-8ch-servo"),
-        text("max_pulse_sp", RW, "2500"),
-        text("mid_pulse_sp", RW, "1500"),
-        text("min_pulse_sp", RW, "500"),
-        text("polarity", RW, "normal"),
-        // Floating: pulse 0 scaled against min 500.
-        text("position_sp", RW, "-150"),
-        text("rate_sp", RW, "0"),
-        text("state", RO, ""),
-        uevent("ms-8ch-servo", address),
-    ]
 }
 
 /// One mode of a sensor: name, number of values, `bin_data_format`, units,
@@ -280,11 +169,6 @@ impl SensorDriver {
         }
     }
 
-    /// Whether the driver implements `poll_ms` (I2C sensors do).
-    pub(crate) fn has_poll_ms(self) -> bool {
-        matches!(self, SensorDriver::NxtUltrasonic)
-    }
-
     /// The device address for a sensor on input port `port` (`in1`...).
     pub(crate) fn address(self, port_address: &str) -> String {
         match self {
@@ -293,112 +177,4 @@ impl SensorDriver {
             _ => port_address.to_owned(),
         }
     }
-}
-
-/// Files that depend on the sensor mode: `mode`, `num_values`,
-/// `bin_data_format`, `units`, `decimals`, `value0..` (all zero).
-pub(crate) fn sensor_mode_files(mode: &SensorMode) -> Vec<AttrFile> {
-    let (name, values, format, units, decimals) = *mode;
-    let mut files = vec![
-        text("mode", RW, name),
-        text("num_values", RO, values.to_string()),
-        text("bin_data_format", RO, format),
-        text("units", RO, units),
-        text("decimals", RO, decimals.to_string()),
-    ];
-    for i in 0..values {
-        files.push(owned(format!("value{i}"), RO, "0"));
-    }
-    files
-}
-
-pub(crate) fn sensor(driver: SensorDriver, address: &str) -> Vec<AttrFile> {
-    let modes: Vec<&str> = driver.modes().iter().map(|m| m.0).collect();
-    let mut files = vec![
-        text("address", RO, address),
-        text("command", WO, ""),
-        // No LEGO sensor on ev3dev-stretch has commands: an empty line.
-        text("commands", RO, ""),
-        text("driver_name", RO, driver.driver_name()),
-        text("fw_version", RO, ""),
-        text("modes", RO, modes.join(" ")),
-        (Cow::Borrowed("bin_data"), RO, Cow::Owned(vec![0u8; 32])),
-        uevent(driver.driver_name(), address),
-    ];
-    if driver.has_poll_ms() {
-        files.push(text("poll_ms", RW, "50"));
-    }
-    files.extend(sensor_mode_files(&driver.modes()[0]));
-    files
-}
-
-/// LED class device.
-pub(crate) fn led(max_brightness: u32) -> Vec<AttrFile> {
-    vec![
-        text("brightness", RW, "0"),
-        text("max_brightness", RO, max_brightness.to_string()),
-        text(
-            "trigger",
-            RW,
-            "none kbd-scrolllock kbd-numlock kbd-capslock kbd-kanalock kbd-shiftlock \
-             kbd-altgrlock kbd-ctrllock kbd-altlock kbd-shiftllock kbd-shiftrlock kbd-ctrlllock \
-             kbd-ctrlrlock [mmc0] timer oneshot heartbeat backlight gpio cpu0 default-on \
-             transient panic",
-        ),
-        text("uevent", RO, ""),
-    ]
-}
-
-/// The EV3 battery, `lego-ev3-battery`, with a rechargeable pack
-/// (`Li-ion`) or AA cells (`Unknown`).
-pub(crate) fn battery(rechargeable: bool) -> Vec<AttrFile> {
-    let (technology, mode, max, min) = if rechargeable {
-        ("Li-ion", RO, "84000000", "60000000")
-    } else {
-        ("Unknown", RW, "90000000", "48000000")
-    };
-    vec![
-        text("type", RO, "Battery"),
-        text("scope", RO, "System"),
-        text("technology", mode, technology),
-        text("voltage_now", RO, "7540000"),
-        text("current_now", RO, "180000"),
-        text("voltage_max_design", RO, max),
-        text("voltage_min_design", RO, min),
-        text("uevent", RO, "POWER_SUPPLY_NAME=lego-ev3-battery"),
-    ]
-}
-
-/// A lego-port for EV3 port `port` (`in1`..`in4`, `outA`..`outD`).
-pub(crate) fn lego_port(address: &str, input: bool) -> Vec<AttrFile> {
-    let (driver, modes, status) = if input {
-        (
-            "ev3-input-port",
-            "auto nxt-analog nxt-color nxt-i2c other-i2c ev3-analog ev3-uart other-uart raw",
-            "no-sensor",
-        )
-    } else {
-        (
-            "ev3-output-port",
-            "auto tacho-motor dc-motor led raw",
-            "no-motor",
-        )
-    };
-    vec![
-        text("address", RO, address),
-        text("driver_name", RO, driver),
-        text("modes", RO, modes),
-        text("mode", RW, "auto"),
-        text("set_device", WO, ""),
-        text("status", RO, status),
-        uevent(driver, address),
-    ]
-}
-
-fn uevent(driver: &str, address: &str) -> AttrFile {
-    (
-        Cow::Borrowed("uevent"),
-        RO,
-        Cow::Owned(format!("LEGO_DRIVER_NAME={driver}\nLEGO_ADDRESS={address}\n").into_bytes()),
-    )
 }

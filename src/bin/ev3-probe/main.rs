@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// Where the measured device comes from; the mock tree lives as long as
+/// Where the measured device comes from; the simulated brick lives as long as
 /// the measurement.
 struct Chosen {
     device: SysfsDevice,
