@@ -298,3 +298,25 @@ fn a_panicking_model_answers_eio_and_the_brick_keeps_serving() {
     value.write_at(b"still here", 0).unwrap();
     assert_eq!(read_text(&value), "still here\n");
 }
+
+#[test]
+fn looks_like_sysfs_sizes_power_directories_and_the_marker() {
+    let Some(tree) = brick() else { return };
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let meta = std::fs::metadata(motor.path().join("max_speed")).unwrap();
+    assert_eq!(meta.len(), 4096, "text attributes show 4096 as sysfs");
+    assert!(motor.path().join("power").is_dir());
+    let names: Vec<String> = std::fs::read_dir(tree.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.contains(&"tacho-motor".to_owned()), "{names:?}");
+    // The marker the I/O core recognises the brick by, on every file.
+    let dev = SysfsDevice::open(tree.root(), "tacho-motor", &motor.name()).unwrap();
+    assert_eq!(
+        dev.attribute("max_speed").unwrap().backing(),
+        Backing::SimulatedBrick
+    );
+    let statfs = nix::sys::statfs::statfs(tree.root()).unwrap();
+    assert_eq!(statfs.filesystem_type(), nix::sys::statfs::FUSE_SUPER_MAGIC);
+}
