@@ -236,3 +236,87 @@ fn mounting_without_permission_fails_clearly() {
     assert!(line.contains("/dev/fuse"), "{line}");
     assert!(line.contains("fusermount3"), "{line}");
 }
+
+/// A model whose `show` panics for `boom` and whose `store` echoes.
+struct Fragile(String);
+
+impl ev3sysfs::mock::kobject::Model for Fragile {
+    fn class(&self) -> &'static str {
+        "fragile"
+    }
+    fn attributes(&self) -> Vec<ev3sysfs::mock::kobject::AttrInfo> {
+        use ev3sysfs::mock::kobject::{AttrInfo, Mode};
+        vec![
+            AttrInfo::text("boom", Mode::ReadOnly),
+            AttrInfo::text("value", Mode::ReadWrite),
+        ]
+    }
+    fn show(&self, attr: &str, out: &mut Vec<u8>) -> Result<(), i32> {
+        if attr == "boom" {
+            panic!("a model's bug");
+        }
+        out.extend_from_slice(self.0.as_bytes());
+        out.push(b'\n');
+        Ok(())
+    }
+    fn store(
+        &mut self,
+        _attr: &str,
+        value: &[u8],
+        _fx: &mut ev3sysfs::mock::kobject::Effects,
+    ) -> Result<usize, i32> {
+        self.0 = String::from_utf8_lossy(value).trim_end().to_owned();
+        Ok(value.len())
+    }
+    fn inject(
+        &mut self,
+        _attr: &str,
+        _value: &str,
+        _fx: &mut ev3sysfs::mock::kobject::Effects,
+    ) -> Result<(), i32> {
+        Err(libc::ENOENT)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn a_panicking_model_answers_eio_and_the_brick_keeps_serving() {
+    let Some(tree) = brick() else { return };
+    let dev = tree
+        .add_model(Box::new(Fragile("calm".into())), None)
+        .unwrap();
+    assert_eq!(dev.path(), tree.root().join("fragile/fragile"));
+    let boom = File::open(dev.path().join("boom")).unwrap();
+    let err = boom.read_at(&mut [0u8; 16], 0).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    let value = open_rw(&dev.path().join("value"));
+    value.write_at(b"still here", 0).unwrap();
+    assert_eq!(read_text(&value), "still here\n");
+}
+
+#[test]
+fn looks_like_sysfs_sizes_power_directories_and_the_marker() {
+    let Some(tree) = brick() else { return };
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let meta = std::fs::metadata(motor.path().join("max_speed")).unwrap();
+    assert_eq!(meta.len(), 4096, "text attributes show 4096 as sysfs");
+    assert!(motor.path().join("power").is_dir());
+    let names: Vec<String> = std::fs::read_dir(tree.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.contains(&"tacho-motor".to_owned()), "{names:?}");
+    // The marker the I/O core recognises the brick by, on every file.
+    let dev = SysfsDevice::open(tree.root(), "tacho-motor", &motor.name()).unwrap();
+    assert_eq!(
+        dev.attribute("max_speed").unwrap().backing(),
+        Backing::SimulatedBrick
+    );
+    let statfs = nix::sys::statfs::statfs(tree.root()).unwrap();
+    assert_eq!(statfs.filesystem_type(), nix::sys::statfs::FUSE_SUPER_MAGIC);
+}

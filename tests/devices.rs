@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::{install_captured, require_captured, TempDir};
 use ev3sysfs::led::{BrickLeds, Led, LedColor, Side};
-use ev3sysfs::mock::{MockTree, SensorDriver, TachoDriver};
+use ev3sysfs::mock::{SensorDriver, TachoDriver};
 use ev3sysfs::motor::{
     Command, DcCommand, DcMotor, Pid, Polarity, ServoMotor, StopAction, TachoGroup, TachoMotor,
     Tank,
@@ -25,7 +25,9 @@ use ev3sysfs::Error;
 
 #[test]
 fn tacho_motor_found_by_port_with_invariants() {
-    let tree = MockTree::ev3().unwrap();
+    let Some(tree) = common::ev3_brick() else {
+        return;
+    };
     tree.add_tacho_motor("outB", TachoDriver::Ev3Medium)
         .unwrap();
     tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
@@ -94,7 +96,7 @@ fn captured_brick_motor_with_old_style_address() {
 
 #[test]
 fn setters_validate_before_writing() {
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let m = TachoMotor::find(tree.root(), "outA").unwrap();
     m.set_speed_sp(1050).unwrap();
@@ -171,7 +173,7 @@ fn setters_validate_before_writing() {
 
 #[test]
 fn commands_and_remembered_state() {
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let m = TachoMotor::find(tree.root(), "outA").unwrap();
     m.run_to_rel_pos(360, 500).unwrap();
@@ -235,7 +237,7 @@ fn commands_and_remembered_state() {
 
 #[test]
 fn group_and_tank_write_setpoints_first_then_commands() {
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     tree.add_tacho_motor("outB", TachoDriver::Ev3Large).unwrap();
     tree.add_tacho_motor("outC", TachoDriver::Ev3Large).unwrap();
     let tank = Tank::new(
@@ -272,7 +274,7 @@ fn group_and_tank_write_setpoints_first_then_commands() {
 
 #[test]
 fn units_are_integer() {
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let m = TachoMotor::find(tree.root(), "outA").unwrap();
     assert_eq!(m.degrees_to_counts(90), 90);
@@ -284,7 +286,7 @@ fn units_are_integer() {
 
 #[test]
 fn waits_use_timeouts_and_see_changes() {
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let m = TachoMotor::find(tree.root(), "outA").unwrap();
     // The command takes effect in the store: running at once.
@@ -313,7 +315,8 @@ fn waits_use_timeouts_and_see_changes() {
 
 #[test]
 fn unplug_and_replug_on_the_same_port() {
-    let tree = Arc::new(MockTree::new().unwrap());
+    let Some(tree) = common::brick() else { return };
+    let tree = Arc::new(tree);
     let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let m = TachoMotor::find(tree.root(), "outA").unwrap();
     m.run_forever(100).unwrap();
@@ -343,7 +346,7 @@ fn unplug_and_replug_on_the_same_port() {
 
 #[test]
 fn dc_and_servo_motors() {
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     let dc_mock = tree.add_dc_motor("outC").unwrap();
     let dc = DcMotor::find(tree.root(), "outC").unwrap();
     dc.run_direct(-60).unwrap();
@@ -378,7 +381,7 @@ fn dc_and_servo_motors() {
 
 #[test]
 fn generic_sensor_modes_values_and_bin_data() {
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     let mock = tree.add_sensor("in2", SensorDriver::Ev3Ultrasonic).unwrap();
     let s = Sensor::find(tree.root(), "in2", &[]).unwrap();
     assert_eq!(s.driver_name(), "lego-ev3-us");
@@ -413,7 +416,7 @@ fn generic_sensor_modes_values_and_bin_data() {
 
 #[test]
 fn typed_sensors() {
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     let touch_mock = tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();
     let color_mock = tree.add_sensor("in2", SensorDriver::Ev3Color).unwrap();
     let ir_mock = tree.add_sensor("in3", SensorDriver::Ev3Infrared).unwrap();
@@ -482,7 +485,7 @@ fn typed_sensors() {
     gyro.reset_angle().unwrap();
     assert_eq!(gyro_mock.read("mode").unwrap(), "GYRO-ANG");
 
-    let nxt = MockTree::new().unwrap();
+    let Some(nxt) = common::brick() else { return };
     let us_mock = nxt.add_sensor("in1", SensorDriver::NxtUltrasonic).unwrap();
     let light_mock = nxt.add_sensor("in2", SensorDriver::NxtLight).unwrap();
     nxt.add_sensor("in3", SensorDriver::NxtTouch).unwrap();
@@ -502,7 +505,9 @@ fn typed_sensors() {
 
 #[test]
 fn leds_battery_and_ports() {
-    let tree = MockTree::ev3().unwrap();
+    let Some(tree) = common::ev3_brick() else {
+        return;
+    };
     let root = tree.root();
     let leds = BrickLeds::open(root).unwrap();
     leds.set_color(Side::Left, LedColor::AMBER).unwrap();
@@ -584,7 +589,7 @@ fn one_unreadable_entry_never_aborts_a_scan() {
     assert!(ev3sysfs::list(tmp.path(), "no-such-class")
         .unwrap()
         .is_empty());
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     assert!(TachoMotor::find(tree.root(), "outA").is_ok());
     // Two motors on one port: ambiguous, naming both.

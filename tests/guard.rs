@@ -77,10 +77,10 @@ fn wait_ready(child: &mut std::process::Child) {
     panic!("child never got ready");
 }
 
-fn motor_tree() -> (MockTree, ev3sysfs::mock::MockDevice) {
-    let tree = MockTree::new().unwrap();
+fn motor_tree() -> Option<(MockTree, ev3sysfs::mock::MockDevice)> {
+    let tree = common::brick()?;
     let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
-    (tree, motor)
+    Some((tree, motor))
 }
 
 fn signalled(status: std::process::ExitStatus) -> Option<i32> {
@@ -94,7 +94,9 @@ fn sigint_and_sigterm_stop_the_motor() {
         nix::sys::signal::Signal::SIGINT,
         nix::sys::signal::Signal::SIGTERM,
     ] {
-        let (tree, motor) = motor_tree();
+        let Some((tree, motor)) = motor_tree() else {
+            return;
+        };
         let mut c = child(&tree, "signal");
         wait_ready(&mut c);
         assert_eq!(motor.last_written("command").unwrap(), "run-forever");
@@ -110,7 +112,9 @@ fn sigint_and_sigterm_stop_the_motor() {
 #[test]
 fn panic_exit_and_drop_stop_the_motor() {
     for mode in ["panic", "exit", "drop"] {
-        let (tree, motor) = motor_tree();
+        let Some((tree, motor)) = motor_tree() else {
+            return;
+        };
         let out = child(&tree, mode).wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         match mode {
@@ -136,7 +140,9 @@ fn panic_exit_and_drop_stop_the_motor() {
 
 #[test]
 fn opting_out_leaves_the_motor_alone() {
-    let (tree, motor) = motor_tree();
+    let Some((tree, motor)) = motor_tree() else {
+        return;
+    };
     let out = child(&tree, "disarm").wait_with_output().unwrap();
     assert!(
         out.status.success(),
@@ -145,7 +151,9 @@ fn opting_out_leaves_the_motor_alone() {
     );
     assert_eq!(motor.last_written("command").unwrap(), "run-forever");
 
-    let (tree, motor) = motor_tree();
+    let Some((tree, motor)) = motor_tree() else {
+        return;
+    };
     let mut c = child(&tree, "release");
     wait_ready(&mut c);
     nix::sys::signal::kill(
@@ -159,7 +167,9 @@ fn opting_out_leaves_the_motor_alone() {
 
 #[test]
 fn guard_in_process_stop_now_and_capacity() {
-    let (tree, mock) = motor_tree();
+    let Some((tree, mock)) = motor_tree() else {
+        return;
+    };
     let motor = TachoMotor::find(tree.root(), "outA").unwrap();
     let guard = StopGuard::install_without_signals(StopAction::Hold).unwrap();
     guard.protect(&motor).unwrap();
@@ -183,7 +193,8 @@ fn guard_in_process_stop_now_and_capacity() {
 fn stop_now_reaches_the_simulator_and_the_handle_forgets_run_direct() {
     use ev3sysfs::mock::Simulator;
     use std::sync::Arc;
-    let tree = Arc::new(MockTree::new().unwrap());
+    let Some(tree) = common::brick() else { return };
+    let tree = Arc::new(tree);
     tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
     let motor = TachoMotor::find(tree.root(), "outA").unwrap();

@@ -7,7 +7,7 @@ mod common;
 use std::process::{Command, Output};
 
 use common::{skip, with_kernfs};
-use ev3sysfs::mock::{MockTree, TachoDriver};
+use ev3sysfs::mock::TachoDriver;
 
 fn probe(args: &[&str]) -> Output {
     let mut command = common::own_binary(env!("CARGO_BIN_EXE_ev3-probe"));
@@ -54,7 +54,7 @@ fn validate_json(json: &str) {
 
 #[test]
 fn json_against_a_mock_motor_found_by_port() {
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let motor = tree
         .add_tacho_motor("outB", TachoDriver::Ev3Medium)
@@ -120,7 +120,7 @@ fn json_against_a_mock_motor_found_by_port() {
 #[test]
 fn table_csv_histogram_and_embedded_mock() {
     // An empty root: the probe builds its own mock tree and says so.
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     let root = tree.root().to_str().unwrap();
     let out = probe(&[
         "--root",
@@ -190,7 +190,7 @@ fn table_csv_histogram_and_embedded_mock() {
 
 #[test]
 fn refuses_motion_and_bad_usage() {
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let root = tree.root().to_str().unwrap();
     let out = probe(&[
@@ -286,7 +286,7 @@ fn response_mode_on_the_simulator_and_refused_on_a_brick_without_permission() {
     assert!(stdout.contains("state shows running") && stdout.contains("position changes"));
 
     // A tree with a motor looks like a brick: motion needs --allow-motion.
-    let tree = MockTree::new().unwrap();
+    let Some(tree) = common::brick() else { return };
     let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let out = probe(&["--root", tree.root().to_str().unwrap(), "--response", "1"]);
     assert_eq!(out.status.code(), Some(1));

@@ -2,21 +2,23 @@
 //! within the model's tolerance, state flags), and a small robot scenario.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use ev3sysfs::mock::{MockDevice, MockTree, SensorDriver, Simulator, TachoDriver};
+use ev3sysfs::mock::{MockDevice, SensorDriver, Simulator, TachoDriver};
 use ev3sysfs::motor::{StopAction, TachoMotor, Tank};
 use ev3sysfs::sensor::{Sensor, TouchSensor};
 
 const MS: Duration = Duration::from_millis(1);
 
-fn setup() -> (Simulator, MockDevice, TachoMotor) {
-    let tree = Arc::new(MockTree::new().unwrap());
+fn setup() -> Option<(Simulator, MockDevice, TachoMotor)> {
+    let tree = Arc::new(common::brick()?);
     let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let sim = Simulator::new(Arc::clone(&tree)).unwrap();
     let motor = TachoMotor::find(tree.root(), "outA").unwrap();
-    (sim, mock, motor)
+    Some((sim, mock, motor))
 }
 
 fn near(actual: i32, expected: i32, tolerance: i32) {
@@ -28,7 +30,9 @@ fn near(actual: i32, expected: i32, tolerance: i32) {
 
 #[test]
 fn run_forever_then_coast_and_brake() {
-    let (mut sim, _mock, m) = setup();
+    let Some((mut sim, _mock, m)) = setup() else {
+        return;
+    };
     m.run_forever(500).unwrap();
     sim.step(1000 * MS).unwrap();
     // 0 to 500 counts/s in 500/21000 s: about 6 counts lost.
@@ -61,7 +65,9 @@ fn run_forever_then_coast_and_brake() {
 
 #[test]
 fn run_timed_stops_after_time_sp() {
-    let (mut sim, _mock, m) = setup();
+    let Some((mut sim, _mock, m)) = setup() else {
+        return;
+    };
     m.run_timed(300, 1000).unwrap();
     sim.step(990 * MS).unwrap();
     assert!(m.state().unwrap().running());
@@ -74,7 +80,9 @@ fn run_timed_stops_after_time_sp() {
 
 #[test]
 fn run_to_abs_pos_holds_the_target() {
-    let (mut sim, _mock, m) = setup();
+    let Some((mut sim, _mock, m)) = setup() else {
+        return;
+    };
     m.set_stop_action(StopAction::Hold).unwrap();
     m.run_to_abs_pos(720, 600).unwrap();
     sim.step(600 * MS).unwrap();
@@ -91,7 +99,9 @@ fn run_to_abs_pos_holds_the_target() {
 
 #[test]
 fn the_same_relative_command_twice_moves_twice() {
-    let (mut sim, _mock, m) = setup();
+    let Some((mut sim, _mock, m)) = setup() else {
+        return;
+    };
     // Both writes land before the simulator runs: two events, not one.
     m.run_to_rel_pos(360, 800).unwrap();
     m.run_to_rel_pos(360, 800).unwrap();
@@ -109,7 +119,9 @@ fn the_same_relative_command_twice_moves_twice() {
 
 #[test]
 fn run_direct_applies_duty_changes_at_once() {
-    let (mut sim, _mock, m) = setup();
+    let Some((mut sim, _mock, m)) = setup() else {
+        return;
+    };
     m.run_direct(50).unwrap();
     sim.step(200 * MS).unwrap();
     assert_eq!(m.speed().unwrap(), 525);
@@ -122,7 +134,9 @@ fn run_direct_applies_duty_changes_at_once() {
 
 #[test]
 fn ramps_take_their_time_and_show_ramping() {
-    let (mut sim, _mock, m) = setup();
+    let Some((mut sim, _mock, m)) = setup() else {
+        return;
+    };
     m.set_ramp_up_sp(1000).unwrap();
     m.set_ramp_down_sp(500).unwrap();
     m.run_forever(1050).unwrap();
@@ -144,7 +158,9 @@ fn ramps_take_their_time_and_show_ramping() {
 
 #[test]
 fn speed_sp_beyond_max_speed_is_refused_and_blocking_stalls() {
-    let (mut sim, mock, m) = setup();
+    let Some((mut sim, mock, m)) = setup() else {
+        return;
+    };
     // Past the typed API's check, the driver refuses it (EINVAL).
     let err = m.device().write_int("speed_sp", 5000).unwrap_err();
     assert_eq!(err.errno(), Some(libc::EINVAL), "{err:?}");
@@ -168,7 +184,9 @@ fn speed_sp_beyond_max_speed_is_refused_and_blocking_stalls() {
 
 #[test]
 fn reset_zeroes_position_and_setpoints() {
-    let (mut sim, mock, m) = setup();
+    let Some((mut sim, mock, m)) = setup() else {
+        return;
+    };
     m.set_stop_action(StopAction::Brake).unwrap();
     m.run_forever(400).unwrap();
     sim.step(300 * MS).unwrap();
@@ -184,7 +202,8 @@ fn reset_zeroes_position_and_setpoints() {
 
 #[test]
 fn sensor_mode_writes_are_applied_like_the_driver() {
-    let tree = Arc::new(MockTree::new().unwrap());
+    let Some(tree) = common::brick() else { return };
+    let tree = Arc::new(tree);
     tree.add_sensor("in3", SensorDriver::Ev3Infrared).unwrap();
     let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
     let ir = Sensor::find(tree.root(), "in3", &[]).unwrap();
@@ -199,7 +218,8 @@ fn sensor_mode_writes_are_applied_like_the_driver() {
 
 #[test]
 fn sensor_value_sequences() {
-    let tree = Arc::new(MockTree::new().unwrap());
+    let Some(tree) = common::brick() else { return };
+    let tree = Arc::new(tree);
     let us = tree.add_sensor("in2", SensorDriver::Ev3Ultrasonic).unwrap();
     let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
     sim.script_sequence(
@@ -218,7 +238,10 @@ fn sensor_value_sequences() {
 
 #[test]
 fn robot_drives_until_the_touch_sensor_is_pressed() {
-    let tree = Arc::new(MockTree::ev3().unwrap());
+    let Some(tree) = common::ev3_brick() else {
+        return;
+    };
+    let tree = Arc::new(tree);
     let left = tree.add_tacho_motor("outB", TachoDriver::Ev3Large).unwrap();
     tree.add_tacho_motor("outC", TachoDriver::Ev3Large).unwrap();
     let bumper = tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();
@@ -261,7 +284,8 @@ fn robot_drives_until_the_touch_sensor_is_pressed() {
 
 #[test]
 fn realtime_mode_runs_examples_on_the_host() {
-    let tree = Arc::new(MockTree::new().unwrap());
+    let Some(tree) = common::brick() else { return };
+    let tree = Arc::new(tree);
     tree.add_tacho_motor("outA", TachoDriver::Ev3Medium)
         .unwrap();
     let sim = Simulator::new(Arc::clone(&tree)).unwrap().run_realtime();
@@ -287,7 +311,8 @@ fn realtime_mode_runs_examples_on_the_host() {
 
 #[test]
 fn unplugging_one_motor_leaves_the_others_flags_alone() {
-    let tree = Arc::new(MockTree::new().unwrap());
+    let Some(tree) = common::brick() else { return };
+    let tree = Arc::new(tree);
     let a = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     tree.add_tacho_motor("outB", TachoDriver::Ev3Large).unwrap();
     let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();

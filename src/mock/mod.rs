@@ -47,8 +47,6 @@ pub mod kobject;
 pub(crate) mod models;
 mod playground;
 pub mod sim;
-// The driver tables; their old file lists are unused since the models.
-#[allow(dead_code)]
 mod spec;
 mod state;
 
@@ -89,6 +87,8 @@ pub enum MockKind {
     Port,
     /// The board information (`board-info` class).
     BoardInfo,
+    /// A model given by the caller ([`MockTree::add_model`]); not re-plugged.
+    Custom,
 }
 
 /// A simulated brick mounted as a FUSE file system; unmounted on drop.
@@ -316,6 +316,19 @@ impl MockTree {
         self.add(Some(model), None, MockKind::Port, "lego-port")
     }
 
+    /// Registers a device model of the caller's (see [`kobject::Model`]):
+    /// named `name`, or numbered in its class like the kernel does.
+    ///
+    /// # Errors
+    /// [`Error::InvalidName`] for a name that is not one plain file name.
+    pub fn add_model(&self, model: Box<dyn Model>, name: Option<&str>) -> Result<MockDevice> {
+        if let Some(name) = name {
+            crate::validate_name(name)?;
+        }
+        crate::validate_name(model.class())?;
+        self.add(Some(model), name, MockKind::Custom, "model")
+    }
+
     /// Plugs the device of kernel driver `driver` (`lego-ev3-l-motor`,
     /// `lego-ev3-color`, `rcx-motor`, ...) into port `port` (`outA`,
     /// `in1`, ...).
@@ -389,6 +402,11 @@ impl MockTree {
             MockKind::Led => self.add_led(&device.name, 255),
             MockKind::Battery => self.add_battery(true),
             MockKind::BoardInfo => self.add_board_info(),
+            MockKind::Custom => Err(Error::NotOffered {
+                attribute: "replug",
+                value: device.name.clone(),
+                offered: "devices made by the tree's own add functions".to_owned(),
+            }),
         }
     }
 

@@ -261,6 +261,11 @@ pub fn brick() -> Option<ev3sysfs::mock::MockTree> {
 
 /// [`brick`] with the brick's ports, LEDs, battery and board-info.
 pub fn ev3_brick() -> Option<ev3sysfs::mock::MockTree> {
-    brick()?;
-    Some(ev3sysfs::mock::MockTree::ev3().unwrap())
+    match ev3sysfs::mock::MockTree::ev3() {
+        Ok(tree) => Some(tree),
+        Err(e) => {
+            skip(&format!("no simulated brick here: {e}"));
+            None
+        }
+    }
 }
