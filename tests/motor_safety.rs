@@ -157,23 +157,27 @@ fn reconnect_is_protected_by_the_same_guard() {
     guard.disarm();
 }
 
-/// Two threads send run-direct and stop through one handle at once; then
+/// Four threads send run-direct and stop through one handle at once; then
 /// run_direct must reach the motor whatever the interleaving was.
 #[test]
 fn a_shared_handle_never_desyncs_its_memory() {
     let tree = MockTree::new().unwrap();
     let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let motor = Arc::new(TachoMotor::find(tree.root(), "outA").unwrap());
-    let rounds = 3000;
-    let start = Arc::new(Barrier::new(3));
-    let done = Arc::new(Barrier::new(3));
-    let workers: Vec<_> = (0..2)
+    let rounds: usize = std::env::var("EV3SYSFS_STRESS_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000);
+    let threads = 4;
+    let start = Arc::new(Barrier::new(threads + 1));
+    let done = Arc::new(Barrier::new(threads + 1));
+    let workers: Vec<_> = (0..threads)
         .map(|i| {
             let (motor, start, done) = (Arc::clone(&motor), Arc::clone(&start), Arc::clone(&done));
             std::thread::spawn(move || {
                 for _ in 0..rounds {
                     start.wait();
-                    if i == 0 {
+                    if i % 2 == 0 {
                         motor.run_direct(40).unwrap();
                         motor.set_stop_action(StopAction::Hold).unwrap();
                     } else {
