@@ -23,7 +23,7 @@ fn main() -> ev3sysfs::Result<()> {
     }
     let motor = TachoMotor::find(place.root(), "outA")?;
     // Ctrl-C or a panic: the motor stops instead of running on.
-    let guard = StopGuard::install(StopAction::Brake)?;
+    let guard = StopGuard::install_with(StopAction::Brake)?;
     guard.protect(&motor)?;
 
     motor.set_stop_action(StopAction::Hold)?;

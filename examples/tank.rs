@@ -21,7 +21,7 @@ fn main() -> ev3sysfs::Result<()> {
         TachoMotor::large(place.root(), "outB")?,
         TachoMotor::large(place.root(), "outC")?,
     );
-    let guard = StopGuard::install(StopAction::Brake)?;
+    let guard = StopGuard::install_with(StopAction::Brake)?;
     guard.protect(&tank.left)?;
     guard.protect(&tank.right)?;
 

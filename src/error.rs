@@ -147,6 +147,19 @@ pub enum Error {
         /// The matching device directories.
         matches: Vec<PathBuf>,
     },
+    /// The stop guard has fired (panic, fatal signal, end of the program,
+    /// or the guard was dropped): run commands on the motors it protected
+    /// are refused, so that no other thread restarts them; nothing was
+    /// written.
+    GuardStopped {
+        /// The motor's device directory.
+        path: PathBuf,
+    },
+    /// Every stop guard slot is in use ([`crate::guard::CAPACITY`] motors).
+    GuardFull {
+        /// How many motors can be protected at once.
+        capacity: usize,
+    },
     /// A wait did not see its condition before the timeout.
     Timeout {
         /// What was being waited for.
@@ -224,7 +237,8 @@ impl Error {
             | Error::Unsupported { path, .. }
             | Error::PermissionDenied { path, .. }
             | Error::Io { path, .. }
-            | Error::Parse { path, .. } => Some(path),
+            | Error::Parse { path, .. }
+            | Error::GuardStopped { path } => Some(path),
             _ => None,
         }
     }
@@ -325,6 +339,17 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "{attribute}: {value:?} is not offered by this device (it offers: {offered}); nothing was written"
+            ),
+            Error::GuardStopped { path } => write!(
+                f,
+                "{}: the stop guard has stopped this motor (panic, signal or end of the program); \
+                 run commands are refused from now on; nothing was written",
+                path.display()
+            ),
+            Error::GuardFull { capacity } => write!(
+                f,
+                "the stop guard already protects {capacity} motors (its capacity); release motors \
+                 that are gone (StopGuard::release) or protect each motor once"
             ),
             Error::InvalidName { name } => write!(
                 f,

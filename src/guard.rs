@@ -1,4 +1,4 @@
-//! [`StopGuard`]: motors stop when the program ends, panics or is
+//! [`StopGuard`]: motors stop when the program ends, panics, aborts or is
 //! interrupted.
 //!
 //! The kernel keeps a motor's last command: a program that exits, panics or
@@ -7,27 +7,57 @@
 //! * when the guard is dropped (normal end of `main`),
 //! * at `exit()` (also `std::process::exit`) if the guard is still alive,
 //! * on a panic, before the panic message (also with `panic = "abort"`),
-//! * on SIGINT, SIGTERM, SIGHUP and SIGQUIT, after which the signal is
-//!   raised again with its default action, so the process ends as usual.
+//! * on SIGINT, SIGTERM, SIGHUP and SIGQUIT, and on SIGABRT (`abort()`, out
+//!   of memory, a stack overflow reported by Rust), SIGSEGV and SIGBUS
+//!   (the handler runs on an alternate signal stack). Then the action the
+//!   signal had before runs: the program's own handler is called (chained),
+//!   a default action ends the process as usual. A signal the program
+//!   ignores (SIGHUP under `nohup`) stays ignored.
 //!
-//! SIGKILL and power loss cannot be caught. The signal handler only reads
-//! atomics and calls `pwrite` (and `ftruncate` on mock files), which are
-//! async-signal-safe; the descriptors it writes to are duplicates owned by
-//! the guard, so dropping a motor handle does not pull them away.
+//! Each motor stops with its own stop action (what its `stop_action` holds:
+//! an arm that was holding keeps holding) unless the guard was installed
+//! with [`StopGuard::install_with`], which forces one.
 //!
-//! From ordinary code ([`StopGuard::stop_now`], dropping the guard) the
-//! motor's handle also forgets the command it sent last (so a following
-//! `run_direct` is written again); the stop is the same two `pwrite`s as
-//! from a signal, on a brick and on the simulated brick alike.
+//! # The guard wins
+//! Once a guard has fired (panic, signal, exit) or was dropped, run commands
+//! on the motors it protected fail with [`Error::GuardStopped`] before
+//! anything is written, so another thread that keeps driving a motor cannot
+//! restart it: the guard raises this fence, waits for run commands already
+//! in flight (at most about 50 ms), then stops the motors. Checking the
+//! fence costs two atomic operations, no syscall. [`StopGuard::stop_now`]
+//! stops without raising the fence. Every stop by the guard also makes the
+//! motor handles forget their remembered state, so that a following
+//! `run_direct` or `set_stop_action` is written again.
+//!
+//! # What cannot be handled
+//! SIGKILL (also the kernel's out-of-memory killer), power loss, a kernel
+//! crash, or a process stopped with SIGSTOP: no code runs. On a brick, add
+//! a watchdog outside the program for those, for example a small service
+//! (or `ExecStopPost=` of the systemd unit that runs the program) that
+//! writes `reset` to every `/sys/class/tacho-motor/*/command` when the
+//! program's process is gone, or a supervisor that the program "pets"
+//! (writes to a pipe) in its control loop and that resets the motors when
+//! the petting stops. A program that handles these signals itself and
+//! keeps running should use [`StopGuard::install_without_signals`].
+//!
+//! The signal handler only reads atomics and calls `pwrite` and `nanosleep`, which are async-signal-safe;
+//! the descriptors it writes to are duplicates owned by the guard, so
+//! dropping a motor handle does not pull them away. From ordinary code
+//! ([`StopGuard::stop_now`], dropping the guard) on a mock tree the stop
+//! goes through the I/O core, so that a simulator sees it.
+//!
+//! After [`TachoMotor::reconnect`], the new motor is protected by the
+//! guards that protected the old one, automatically.
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::attr::Attribute;
 use crate::error::{Error, Operation, Result};
-use crate::motor::{CommandMemory, DcMotor, StopAction, TachoMotor};
+use crate::motor::memory::{self, Shared};
+use crate::motor::{DcMotor, StopAction, TachoGroup, TachoMotor, Tank};
 use crate::sys;
 
 /// How many motors can be protected at once (an EV3 has four output ports;
@@ -35,9 +65,10 @@ use crate::sys;
 pub const CAPACITY: usize = 32;
 
 struct Slot {
-    /// Descriptor of `command`, or -1 for a free slot. Published last.
+    /// Descriptor of `command`, or -1 for a free slot (-2 while claimed).
+    /// Published last.
     command: AtomicI32,
-    /// Descriptor of `stop_action`, or -1.
+    /// Descriptor of `stop_action`, or -1 to stop with the motor's own.
     stop_action: AtomicI32,
     /// Index into [`StopAction::ALL`].
     action: AtomicU8,
@@ -70,22 +101,29 @@ fn stop_slot(slot: &Slot) {
     sys::store_raw(command, b"stop");
 }
 
-/// Stops every protected motor. Async-signal-safe.
-fn stop_all() {
+/// The guard has fired for the whole process: fence, wait for commands in
+/// flight, stop every protected motor. Async-signal-safe.
+fn fire() {
+    memory::stop_everything_from_now();
+    memory::invalidate_all();
     SLOTS.iter().for_each(stop_slot);
-}
-
-extern "C" fn on_signal(sig: i32) {
-    stop_all();
-    sys::reraise_default(sig);
+    memory::invalidate_all();
 }
 
 extern "C" fn on_exit() {
-    stop_all();
+    fire();
 }
 
 /// Signals after which the guard stops the motors.
-pub const SIGNALS: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+pub const SIGNALS: [i32; 7] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGABRT,
+    libc::SIGSEGV,
+    libc::SIGBUS,
+];
 
 fn setup_error(what: &str, e: &std::io::Error) -> Error {
     Error::Io {
@@ -101,7 +139,7 @@ fn install_common() -> Result<()> {
     let result = COMMON.get_or_init(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            stop_all();
+            fire();
             previous(info);
         }));
         sys::at_exit(on_exit)
@@ -115,233 +153,272 @@ fn install_common() -> Result<()> {
 fn install_signals() -> Result<()> {
     static SIGNAL_SETUP: OnceLock<std::result::Result<(), std::io::Error>> = OnceLock::new();
     SIGNAL_SETUP
-        .get_or_init(|| sys::install_handler(&SIGNALS, on_signal))
+        .get_or_init(|| sys::install_chained(&SIGNALS, fire))
         .as_ref()
         .map_err(|e| setup_error("sigaction", e))
         .copied()
 }
 
-/// What a guard needs of a motor to stop it.
+/// One motor as a guard sees it.
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct StopFiles<'a> {
     command: &'a Attribute,
-    stop_action: &'a Attribute,
-    action: StopAction,
-    memory: Option<CommandMemory>,
+    /// `None` for a DC motor, whose `stop_action` is write-only and is
+    /// opened only when an action is forced.
+    stop_action: Option<&'a Attribute>,
+    /// The forced action this motor can do, given the one the guard wants.
+    forced: Option<StopAction>,
+    shared: &'a Arc<Shared>,
 }
 
-/// A motor a guard can stop.
+/// A motor, or motors, a guard can stop: [`TachoMotor`], [`DcMotor`],
+/// [`TachoGroup`], [`Tank`].
 pub trait Stoppable: sealed::Sealed {
-    /// The open `command` and `stop_action` attributes, the stop action to
-    /// use given the one the guard wants (a motor that does not offer it
-    /// coasts), and the handle's command memory.
+    /// Calls `each` with every motor's files, given the stop action the
+    /// guard forces (`None`: the motor's own).
     #[doc(hidden)]
-    fn stop_files(&self, wanted: StopAction) -> Result<StopFiles<'_>>;
+    fn each_motor(
+        &self,
+        forced: Option<StopAction>,
+        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
+    ) -> Result<()>;
 }
 
 mod sealed {
     pub trait Sealed {}
     impl Sealed for crate::motor::TachoMotor {}
     impl Sealed for crate::motor::DcMotor {}
+    impl Sealed for crate::motor::TachoGroup<'_> {}
+    impl Sealed for crate::motor::Tank {}
 }
 
 impl Stoppable for TachoMotor {
-    fn stop_files(&self, wanted: StopAction) -> Result<StopFiles<'_>> {
-        let action = if self.offers_stop_action(wanted) {
-            wanted
-        } else {
-            StopAction::Coast
-        };
+    fn each_motor(
+        &self,
+        forced: Option<StopAction>,
+        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let forced = forced.map(|wanted| {
+            if self.offers_stop_action(wanted) {
+                wanted
+            } else {
+                StopAction::Coast
+            }
+        });
         let (command, stop_action) = self.stop_attributes();
-        Ok(StopFiles {
+        each(StopFiles {
             command,
-            stop_action,
-            action,
-            memory: Some(self.command_memory()),
+            stop_action: Some(stop_action),
+            forced,
+            shared: self.shared(),
         })
     }
 }
 
 impl Stoppable for DcMotor {
-    fn stop_files(&self, wanted: StopAction) -> Result<StopFiles<'_>> {
-        let action = match wanted {
+    fn each_motor(
+        &self,
+        forced: Option<StopAction>,
+        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let forced = forced.map(|wanted| match wanted {
             StopAction::Brake => StopAction::Brake,
             _ => StopAction::Coast,
+        });
+        let stop_action = match forced {
+            Some(_) => Some(self.device().attribute("stop_action")?),
+            None => None,
         };
-        Ok(StopFiles {
+        each(StopFiles {
             command: self.command_attribute(),
-            stop_action: self.device().attribute("stop_action")?,
-            action,
-            memory: None,
+            stop_action,
+            forced,
+            shared: self.shared(),
         })
     }
 }
 
+impl Stoppable for TachoGroup<'_> {
+    fn each_motor(
+        &self,
+        forced: Option<StopAction>,
+        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.motors()
+            .iter()
+            .try_for_each(|m| m.each_motor(forced, each))
+    }
+}
+
+impl Stoppable for Tank {
+    fn each_motor(
+        &self,
+        forced: Option<StopAction>,
+        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.left.each_motor(forced, each)?;
+        self.right.each_motor(forced, each)
+    }
+}
+
+/// One protected motor of one guard.
 struct Protected {
+    guard: u64,
     slot: usize,
+    /// Device and inode of the `command` file: the motor's identity.
+    key: (u64, u64),
     command_path: PathBuf,
-    memory: Option<CommandMemory>,
+    forced: Option<StopAction>,
+    /// The handles of this motor that were protected.
+    handles: Vec<Arc<Shared>>,
     _command: OwnedFd,
-    _stop_action: OwnedFd,
+    _stop_action: Option<OwnedFd>,
 }
 
 impl Protected {
     /// The motor's device directory.
-    fn dir(&self) -> &std::path::Path {
+    fn dir(&self) -> &Path {
         self.command_path.parent().unwrap_or(&self.command_path)
     }
 
-    /// Stops the motor from ordinary code (not a signal handler): the
-    /// handle forgets its last command, then the same two `pwrite`s as on a
-    /// signal.
+    /// Stops the motor from ordinary code (not a signal handler): the same
+    /// two `pwrite`s as from a signal, on a brick and on the simulated brick
+    /// alike.
     fn stop(&self) {
-        if let Some(memory) = &self.memory {
-            memory.forget();
-        }
         stop_slot(&SLOTS[self.slot]);
+    }
+
+    fn release(self) {
+        // Unpublish before the descriptors are closed (when self drops).
+        SLOTS[self.slot].command.store(-1, Ordering::Release);
+        SLOTS[self.slot].stop_action.store(-1, Ordering::Relaxed);
+        for shared in &self.handles {
+            shared.unprotected();
+        }
     }
 }
 
+/// Every protected motor of every guard.
+static REGISTRY: Mutex<Vec<Protected>> = Mutex::new(Vec::new());
+
+fn registry() -> MutexGuard<'static, Vec<Protected>> {
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Stops the motors it protects when the program ends, panics or receives
-/// SIGINT/SIGTERM/SIGHUP/SIGQUIT (see the [module docs](self)).
+/// a signal (see the [module docs](self)).
 ///
 /// ```no_run
 /// # fn main() -> ev3sysfs::Result<()> {
-/// use ev3sysfs::{motor::{StopAction, TachoMotor}, StopGuard};
-/// let guard = StopGuard::install(StopAction::Brake)?;
+/// use ev3sysfs::{motor::TachoMotor, StopGuard};
+/// let guard = StopGuard::install()?;
 /// let motor = TachoMotor::find(ev3sysfs::default_root(), "outA")?;
 /// guard.protect(&motor)?;
-/// motor.run_forever(500)?; // Ctrl-C now: the motor brakes
+/// motor.run_forever(500)?; // Ctrl-C now: the motor stops
 /// # Ok(()) }
 /// ```
 pub struct StopGuard {
-    action: StopAction,
-    protected: Mutex<Vec<Protected>>,
+    id: u64,
+    forced: Option<StopAction>,
     armed: AtomicBool,
 }
 
 impl std::fmt::Debug for StopGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let protected: Vec<PathBuf> = registry()
+            .iter()
+            .filter(|p| p.guard == self.id)
+            .map(|p| p.dir().to_path_buf())
+            .collect();
         f.debug_struct("StopGuard")
-            .field("action", &self.action)
-            .field(
-                "protected",
-                &self
-                    .lock()
-                    .iter()
-                    .map(|p| p.dir().to_path_buf())
-                    .collect::<Vec<_>>(),
-            )
+            .field("forced_stop_action", &self.forced)
+            .field("protected", &protected)
             .finish()
     }
 }
 
 impl StopGuard {
-    /// Installs the guard, signal handlers included, stopping with `action`
-    /// (motors that do not offer it coast).
+    /// Installs a guard, signal handlers included; each motor stops with
+    /// its own stop action.
     ///
     /// # Errors
     /// [`Error::Io`] when a handler cannot be installed.
-    pub fn install(action: StopAction) -> Result<StopGuard> {
+    pub fn install() -> Result<StopGuard> {
         install_common()?;
         install_signals()?;
-        Ok(StopGuard::new(action))
+        Ok(StopGuard::new(None))
     }
 
-    /// Installs the guard without touching signal handlers (for programs
+    /// Installs a guard, signal handlers included, that stops every motor
+    /// with `action` (motors that do not offer it coast).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when a handler cannot be installed.
+    pub fn install_with(action: StopAction) -> Result<StopGuard> {
+        install_common()?;
+        install_signals()?;
+        Ok(StopGuard::new(Some(action)))
+    }
+
+    /// Installs a guard without touching signal handlers (for programs
     /// that handle signals themselves: call [`StopGuard::stop_now`] there).
-    /// Drop, exit and panic still stop the motors.
+    /// Drop, exit and panic still stop the motors, with `action` if given,
+    /// else with each motor's own.
     ///
     /// # Errors
     /// [`Error::Io`] when the exit handler cannot be registered.
-    pub fn install_without_signals(action: StopAction) -> Result<StopGuard> {
+    pub fn install_without_signals(action: Option<StopAction>) -> Result<StopGuard> {
         install_common()?;
         Ok(StopGuard::new(action))
     }
 
-    fn new(action: StopAction) -> StopGuard {
+    fn new(forced: Option<StopAction>) -> StopGuard {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         StopGuard {
-            action,
-            protected: Mutex::new(Vec::new()),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            forced,
             armed: AtomicBool::new(true),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Protected>> {
-        self.protected.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Protects `motor`.
+    /// Protects `motors`: a [`TachoMotor`], a [`DcMotor`], a [`TachoGroup`]
+    /// or a [`Tank`]. Protecting a motor again (also through another handle
+    /// of it) uses no further slot.
     ///
     /// # Errors
-    /// [`Error::OutOfRange`] when [`CAPACITY`] motors are protected already;
-    /// errors duplicating its descriptors.
-    pub fn protect(&self, motor: &impl Stoppable) -> Result<()> {
-        let files = motor.stop_files(self.action)?;
-        let (command, stop_action, action) = (files.command, files.stop_action, files.action);
-        let dup = |a: &Attribute| {
-            a.as_fd()
-                .try_clone_to_owned()
-                .map_err(|e| Error::from_io(a.path(), Operation::Open, None, e))
-        };
-        let (command_fd, stop_action_fd) = (dup(command)?, dup(stop_action)?);
-        let action_index = StopAction::ALL
-            .iter()
-            .position(|a| *a == action)
-            .unwrap_or(0);
-        for (i, slot) in SLOTS.iter().enumerate() {
-            if slot
-                .command
-                .compare_exchange(-1, -2, Ordering::AcqRel, Ordering::Relaxed)
-                .is_err()
-            {
-                continue;
-            }
-            // Claimed (-2 = being filled, skipped by stop_slot).
-            slot.stop_action
-                .store(stop_action_fd.as_raw_fd(), Ordering::Relaxed);
-            slot.action.store(action_index as u8, Ordering::Relaxed);
-            slot.command
-                .store(command_fd.as_raw_fd(), Ordering::Release);
-            self.lock().push(Protected {
-                slot: i,
-                command_path: command.path().to_path_buf(),
-                memory: files.memory,
-                _command: command_fd,
-                _stop_action: stop_action_fd,
-            });
-            return Ok(());
-        }
-        Err(Error::OutOfRange {
-            attribute: "protected motors",
-            value: CAPACITY as i64 + 1,
-            min: 0,
-            max: CAPACITY as i64,
+    /// [`Error::GuardFull`] when [`CAPACITY`] motors are protected already
+    /// (motors of a group before it stay protected); errors duplicating the
+    /// descriptors.
+    pub fn protect(&self, motors: &impl Stoppable) -> Result<()> {
+        let mut registry = registry();
+        motors.each_motor(self.forced, &mut |files| {
+            protect_one(&mut registry, self.id, files)
         })
     }
 
     /// Stops protecting the motor whose device directory is `dir` (opt-out
     /// for one motor). Returns whether it was protected.
-    pub fn release(&self, dir: &std::path::Path) -> bool {
-        let mut protected = self.lock();
-        let before = protected.len();
-        protected.retain(|p| {
-            if p.dir() == dir {
-                free(p.slot);
-                false
-            } else {
-                true
-            }
-        });
-        protected.len() != before
+    pub fn release(&self, dir: &Path) -> bool {
+        let mut registry = registry();
+        let (gone, kept): (Vec<_>, Vec<_>) = registry
+            .drain(..)
+            .partition(|p| p.guard == self.id && p.dir() == dir);
+        *registry = kept;
+        let released = !gone.is_empty();
+        gone.into_iter().for_each(Protected::release);
+        released
     }
 
-    /// Stops every motor this guard protects, now.
+    /// Stops every motor this guard protects, now. The motors' handles
+    /// forget their remembered state; run commands stay allowed.
     pub fn stop_now(&self) {
-        for p in self.lock().iter() {
+        let registry = registry();
+        memory::invalidate_all();
+        for p in registry.iter().filter(|p| p.guard == self.id) {
             p.stop();
         }
+        memory::invalidate_all();
     }
 
     /// Drops the guard without stopping anything (opt-out for all).
@@ -350,19 +427,105 @@ impl StopGuard {
     }
 }
 
-fn free(slot: usize) {
-    // Unpublish before the descriptors are closed by the caller.
-    SLOTS[slot].command.store(-1, Ordering::Release);
-    SLOTS[slot].stop_action.store(-1, Ordering::Relaxed);
+fn key_of(attribute: &Attribute) -> Result<(u64, u64)> {
+    let stat = nix::sys::stat::fstat(attribute.as_fd().as_raw_fd()).map_err(|e| {
+        Error::from_io(
+            attribute.path(),
+            Operation::Open,
+            None,
+            std::io::Error::from(e),
+        )
+    })?;
+    #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+    Ok((stat.st_dev as u64, stat.st_ino as u64))
+}
+
+fn protect_one(registry: &mut Vec<Protected>, guard: u64, files: StopFiles<'_>) -> Result<()> {
+    let key = key_of(files.command)?;
+    if let Some(p) = registry
+        .iter_mut()
+        .find(|p| p.guard == guard && p.key == key)
+    {
+        if !p.handles.iter().any(|h| Arc::ptr_eq(h, files.shared)) {
+            files.shared.protected();
+            p.handles.push(Arc::clone(files.shared));
+        }
+        return Ok(());
+    }
+    let dup = |a: &Attribute| {
+        a.as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| Error::from_io(a.path(), Operation::Open, None, e))
+    };
+    let command_fd = dup(files.command)?;
+    let stop_action = match (files.forced, files.stop_action) {
+        (Some(_), Some(a)) => Some(dup(a)?),
+        _ => None,
+    };
+    let action_index = files
+        .forced
+        .and_then(|f| StopAction::ALL.iter().position(|a| *a == f))
+        .unwrap_or(0);
+    let Some(slot) = SLOTS.iter().position(|slot| {
+        slot.command
+            .compare_exchange(-1, -2, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    }) else {
+        return Err(Error::GuardFull { capacity: CAPACITY });
+    };
+    // Claimed (-2 = being filled, skipped by stop_slot).
+    let s = &SLOTS[slot];
+    s.stop_action.store(
+        stop_action.as_ref().map_or(-1, |fd| fd.as_raw_fd()),
+        Ordering::Relaxed,
+    );
+    s.action.store(action_index as u8, Ordering::Relaxed);
+    s.command.store(command_fd.as_raw_fd(), Ordering::Release);
+    files.shared.protected();
+    registry.push(Protected {
+        guard,
+        slot,
+        key,
+        command_path: files.command.path().to_path_buf(),
+        forced: files.forced,
+        handles: vec![Arc::clone(files.shared)],
+        _command: command_fd,
+        _stop_action: stop_action,
+    });
+    Ok(())
+}
+
+/// After a reconnect: the guards that protected `old` (a handle of the
+/// unplugged motor) protect `new` instead.
+pub(crate) fn reprotect(old: &Arc<Shared>, new: &TachoMotor) -> Result<()> {
+    let mut registry = registry();
+    let (gone, kept): (Vec<_>, Vec<_>) = registry
+        .drain(..)
+        .partition(|p| p.handles.iter().any(|h| Arc::ptr_eq(h, old)));
+    *registry = kept;
+    let guards: Vec<(u64, Option<StopAction>)> = gone.iter().map(|p| (p.guard, p.forced)).collect();
+    gone.into_iter().for_each(Protected::release);
+    for (guard, forced) in guards {
+        new.each_motor(forced, &mut |files| {
+            protect_one(&mut registry, guard, files)
+        })?;
+    }
+    Ok(())
 }
 
 impl Drop for StopGuard {
     fn drop(&mut self) {
+        let mut registry = registry();
+        let (mine, others): (Vec<_>, Vec<_>) = registry.drain(..).partition(|p| p.guard == self.id);
+        *registry = others;
         if self.armed.load(Ordering::Relaxed) {
-            self.stop_now();
+            // Fence first, so that no thread restarts a motor after the stop.
+            mine.iter().flat_map(|p| &p.handles).for_each(|h| h.fence());
+            memory::wait_for_commands_in_flight();
+            memory::invalidate_all();
+            mine.iter().for_each(Protected::stop);
+            memory::invalidate_all();
         }
-        for p in self.lock().drain(..) {
-            free(p.slot);
-        }
+        mine.into_iter().for_each(Protected::release);
     }
 }

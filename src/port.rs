@@ -96,12 +96,35 @@ impl LegoPort {
     /// Loads driver `name` on the port (`set_device`), e.g. `lego-nxt-motor`
     /// on an output port in tacho-motor mode.
     ///
+    /// The name is checked before anything is written: 1 to
+    /// [`LegoPort::MAX_DRIVER_NAME_LEN`] characters from `a-z`, `A-Z`,
+    /// `0-9`, `-` and `_` (what ev3dev driver names are made of).
+    ///
     /// # Errors
+    /// [`Error::NotOffered`] for a malformed name, without writing;
     /// [`Error::Unsupported`] when the port's mode does not allow it; write
     /// errors.
     pub fn set_device(&self, name: &str) -> Result<()> {
+        let well_formed = (1..=LegoPort::MAX_DRIVER_NAME_LEN).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !well_formed {
+            return Err(Error::NotOffered {
+                attribute: "set_device",
+                value: name.to_owned(),
+                offered: format!(
+                    "driver names of 1 to {} characters from a-z, A-Z, 0-9, '-' and '_'",
+                    LegoPort::MAX_DRIVER_NAME_LEN
+                ),
+            });
+        }
         self.device.write_str("set_device", name)
     }
+
+    /// The longest driver name [`LegoPort::set_device`] accepts (the
+    /// kernel's `LEGO_NAME_SIZE` is 30).
+    pub const MAX_DRIVER_NAME_LEN: usize = 30;
     /// `status`: what is detected (`no-motor`, `tacho-motor`, `no-sensor`,
     /// `ev3-uart`...).
     ///

@@ -23,7 +23,7 @@ fn guard_child() {
     };
     let root = ev3sysfs::default_root();
     let motor = TachoMotor::find(&root, "outA").unwrap();
-    let guard = StopGuard::install(StopAction::Brake).unwrap();
+    let guard = StopGuard::install_with(StopAction::Brake).unwrap();
     guard.protect(&motor).unwrap();
     motor.run_forever(300).unwrap();
     match mode.as_str() {
@@ -171,7 +171,7 @@ fn guard_in_process_stop_now_and_capacity() {
         return;
     };
     let motor = TachoMotor::find(tree.root(), "outA").unwrap();
-    let guard = StopGuard::install_without_signals(StopAction::Hold).unwrap();
+    let guard = StopGuard::install_without_signals(Some(StopAction::Hold)).unwrap();
     guard.protect(&motor).unwrap();
     motor.run_forever(100).unwrap();
     guard.stop_now();
@@ -184,7 +184,7 @@ fn guard_in_process_stop_now_and_capacity() {
     assert_eq!(mock.last_written("command").unwrap(), "stop");
     let text = format!(
         "{:?}",
-        StopGuard::install_without_signals(StopAction::Coast).unwrap()
+        StopGuard::install_without_signals(Some(StopAction::Coast)).unwrap()
     );
     assert!(text.contains("Coast"));
 }
@@ -198,7 +198,7 @@ fn stop_now_reaches_the_simulator_and_the_handle_forgets_run_direct() {
     tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
     let motor = TachoMotor::find(tree.root(), "outA").unwrap();
-    let guard = StopGuard::install_without_signals(StopAction::Brake).unwrap();
+    let guard = StopGuard::install_without_signals(Some(StopAction::Brake)).unwrap();
     guard.protect(&motor).unwrap();
     motor.run_direct(50).unwrap();
     sim.step(Duration::from_millis(100)).unwrap();

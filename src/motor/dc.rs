@@ -2,7 +2,9 @@
 //! mode (RCX and Power Functions motors, `rcx-motor`).
 
 use std::path::Path;
+use std::sync::Arc;
 
+use super::memory::{Shared, UNKNOWN};
 use super::{check_range, check_stop_action, stop_action_names, NameSet, Polarity, StopAction};
 use crate::attr::Attribute;
 use crate::device::SysfsDevice;
@@ -53,6 +55,7 @@ pub struct DcMotor {
     command: Attribute,
     duty_cycle_sp: Attribute,
     duty_cycle: Attribute,
+    shared: Arc<Shared>,
 }
 
 impl DcMotor {
@@ -88,12 +91,18 @@ impl DcMotor {
             commands,
             stop_actions,
             device,
+            shared: Arc::new(Shared::new(UNKNOWN)),
         })
     }
 
     /// The open `command` attribute (for the stop guard).
     pub(crate) fn command_attribute(&self) -> &Attribute {
         &self.command
+    }
+
+    /// The state shared with the stop guard.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
     }
 
     /// The device.
@@ -108,8 +117,25 @@ impl DcMotor {
     /// Sends `command`.
     ///
     /// # Errors
-    /// [`Error::NotOffered`] without writing; write errors.
+    /// [`Error::NotOffered`] without writing; [`Error::GuardStopped`] for a
+    /// run command once a stop guard protecting the motor has fired; write
+    /// errors.
     pub fn send(&self, command: DcCommand) -> Result<()> {
+        self.check_send(command)?;
+        let _permit = match command {
+            DcCommand::Stop => None,
+            _ => Some(
+                self.shared
+                    .run_permit()
+                    .ok_or_else(|| Error::GuardStopped {
+                        path: self.device.dir().to_path_buf(),
+                    })?,
+            ),
+        };
+        self.command.write_str(command.as_str())
+    }
+
+    fn check_send(&self, command: DcCommand) -> Result<()> {
         let index = DcCommand::ALL
             .iter()
             .position(|c| *c == command)
@@ -121,7 +147,12 @@ impl DcMotor {
                 offered: self.device.read_string("commands")?,
             });
         }
-        self.command.write_str(command.as_str())
+        if command != DcCommand::Stop && self.shared.run_permit().is_none() {
+            return Err(Error::GuardStopped {
+                path: self.device.dir().to_path_buf(),
+            });
+        }
+        Ok(())
     }
     /// `duty_cycle_sp` in percent, -100..=100 (applied at once in run-direct).
     ///
@@ -150,6 +181,8 @@ impl DcMotor {
     /// # Errors
     /// As [`DcMotor::set_duty_cycle_sp`] and [`DcMotor::send`].
     pub fn run_direct(&self, duty: i32) -> Result<()> {
+        check_range("duty_cycle_sp", i64::from(duty), -100, 100)?;
+        self.check_send(DcCommand::RunDirect)?;
         self.set_duty_cycle_sp(duty)?;
         self.send(DcCommand::RunDirect)
     }

@@ -25,22 +25,29 @@ impl<'a> TachoGroup<'a> {
         self.motors
     }
 
-    /// Sends `command` to every motor, back to back.
+    /// Sends `command` to every motor, back to back, after checking that
+    /// every motor offers it and that no stop guard has fenced any of them.
     ///
     /// # Errors
-    /// The first error; motors before it have received the command.
+    /// [`crate::Error::NotOffered`] or [`crate::Error::GuardStopped`] before
+    /// anything is written; the first write error (motors before it have
+    /// received the command).
     pub fn send(&self, command: Command) -> Result<()> {
+        self.check_all(command)?;
         self.motors.iter().try_for_each(|m| m.send(command))
     }
 
     /// `run-forever` with one speed per motor.
     ///
     /// # Errors
-    /// [`crate::Error::OutOfRange`] before anything is written; I/O errors.
+    /// [`crate::Error::OutOfRange`] (also for a wrong number of speeds),
+    /// [`crate::Error::NotOffered`], [`crate::Error::GuardStopped`], all
+    /// before anything is written; I/O errors.
     pub fn run_forever(&self, speeds: &[i32]) -> Result<()> {
         self.check_speeds(speeds)?;
+        self.check_all(Command::RunForever)?;
         for (m, &s) in self.motors.iter().zip(speeds) {
-            m.set_speed_sp(s)?;
+            m.write_speed_sp(s)?;
         }
         self.send(Command::RunForever)
     }
@@ -48,12 +55,14 @@ impl<'a> TachoGroup<'a> {
     /// `run-to-rel-pos` by `counts[i]` at `speeds[i]` for motor `i`.
     ///
     /// # Errors
-    /// As [`TachoGroup::run_forever`].
+    /// As [`TachoGroup::run_forever`], also for a wrong number of counts.
     pub fn run_to_rel_pos(&self, counts: &[i32], speeds: &[i32]) -> Result<()> {
+        self.check_count("number of position targets", counts.len())?;
         self.check_speeds(speeds)?;
+        self.check_all(Command::RunToRelPos)?;
         for ((m, &c), &s) in self.motors.iter().zip(counts).zip(speeds) {
             m.set_position_sp(c)?;
-            m.set_speed_sp(s)?;
+            m.write_speed_sp(s)?;
         }
         self.send(Command::RunToRelPos)
     }
@@ -64,10 +73,11 @@ impl<'a> TachoGroup<'a> {
     /// As [`TachoGroup::run_forever`].
     pub fn run_timed(&self, speeds: &[i32], millis: i32) -> Result<()> {
         self.check_speeds(speeds)?;
-        super::check_range("time_sp", i64::from(millis), 0, i64::from(i32::MAX))?;
+        super::tacho::check_time(millis)?;
+        self.check_all(Command::RunTimed)?;
         for (m, &s) in self.motors.iter().zip(speeds) {
-            m.set_time_sp(millis)?;
-            m.set_speed_sp(s)?;
+            m.write_time_sp(millis)?;
+            m.write_speed_sp(s)?;
         }
         self.send(Command::RunTimed)
     }
@@ -80,20 +90,21 @@ impl<'a> TachoGroup<'a> {
         self.send(Command::Stop)
     }
 
+    fn check_all(&self, command: Command) -> Result<()> {
+        self.motors.iter().try_for_each(|m| m.check_send(command))
+    }
+
+    fn check_count(&self, what: &'static str, n: usize) -> Result<()> {
+        let wanted = self.motors.len() as i64;
+        super::check_range(what, n as i64, wanted, wanted)
+    }
+
     fn check_speeds(&self, speeds: &[i32]) -> Result<()> {
-        if speeds.len() != self.motors.len() {
-            return Err(crate::Error::OutOfRange {
-                attribute: "number of speeds",
-                value: speeds.len() as i64,
-                min: self.motors.len() as i64,
-                max: self.motors.len() as i64,
-            });
-        }
-        for (m, &s) in self.motors.iter().zip(speeds) {
-            let max = i64::from(m.max_speed());
-            super::check_range("speed_sp", i64::from(s), -max, max)?;
-        }
-        Ok(())
+        self.check_count("number of speeds", speeds.len())?;
+        self.motors
+            .iter()
+            .zip(speeds)
+            .try_for_each(|(m, &s)| m.check_speed(s))
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod dc;
 mod group;
+pub(crate) mod memory;
 mod servo;
 mod state;
 mod tacho;
@@ -13,7 +14,6 @@ pub use dc::{DcCommand, DcMotor};
 pub use group::{TachoGroup, Tank};
 pub use servo::ServoMotor;
 pub use state::{Pid, State};
-pub(crate) use tacho::CommandMemory;
 pub use tacho::TachoMotor;
 
 use crate::error::{Error, Result};

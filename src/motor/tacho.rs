@@ -2,34 +2,22 @@
 //! actuators of the same class).
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::memory::{RunPermit, Shared, UNKNOWN};
 use super::{
     check_command, check_range, check_stop_action, command_names, stop_action_names, Command,
-    NameSet, Polarity, StopAction,
+    NameSet, StopAction,
 };
 use crate::attr::{Attribute, Backing};
 use crate::device::SysfsDevice;
 use crate::discover::{self, Query};
 use crate::error::{Error, Result};
 
-pub use super::state::{Pid, State};
+pub use super::state::State;
 
-const UNKNOWN: u8 = 0;
-
-/// A handle's memory of the command it sent last, shared with the stop
-/// guard: a stop sent by the guard makes the handle forget, so that the
-/// next `run_direct` is written again.
-#[derive(Debug, Clone)]
-pub(crate) struct CommandMemory(Arc<AtomicU8>);
-
-impl CommandMemory {
-    pub(crate) fn forget(&self) {
-        self.0.store(UNKNOWN, Ordering::Relaxed);
-    }
-}
+mod setpoints;
 
 fn encode<T: PartialEq + Copy>(all: &[T], value: T) -> u8 {
     all.iter()
@@ -57,8 +45,17 @@ fn encode<T: PartialEq + Copy>(all: &[T], value: T) -> u8 {
 ///   kernel applies at once.
 ///
 /// `reset` forgets both, and any other command sent through the handle
-/// updates the second. A change made by another program is not seen: use one
-/// handle per motor.
+/// updates the second. Every stop by the [`crate::StopGuard`] (signal,
+/// panic, exit, drop, `stop_now`) makes every handle forget, and a handle
+/// shared by threads remembers only what a write that overlapped no other
+/// write of the same attribute made true (the rule is in `motor/memory.rs`):
+/// when in doubt, the value is written again. A change made by another
+/// program is not seen: use one handle per motor.
+///
+/// # Protected motors
+/// Once a guard protecting this motor has fired (panic, signal, exit) or
+/// was dropped, run commands fail with [`Error::GuardStopped`] before
+/// anything is written: no thread restarts a motor the guard stopped.
 #[derive(Debug)]
 pub struct TachoMotor {
     device: SysfsDevice,
@@ -80,11 +77,15 @@ pub struct TachoMotor {
     duty_cycle: Attribute,
     state: Attribute,
     stop_action: Attribute,
-    remembered_stop_action: AtomicU8,
-    last_command: Arc<AtomicU8>,
+    shared: Arc<Shared>,
 }
 
 impl TachoMotor {
+    /// How long [`TachoMotor::reconnect`] retries at least while the new
+    /// motor's files refuse access (udev sets their group and mode a moment
+    /// after the kernel creates them).
+    pub const PERMISSION_WINDOW: Duration = Duration::from_secs(1);
+
     /// Driver names of EV3 and NXT rotation motors.
     pub const ROTATION_DRIVERS: [&'static str; 3] =
         ["lego-ev3-l-motor", "lego-ev3-m-motor", "lego-nxt-motor"];
@@ -164,11 +165,10 @@ impl TachoMotor {
             speed: open("speed")?,
             duty_cycle: open("duty_cycle")?,
             state: open("state")?,
-            remembered_stop_action: AtomicU8::new(
+            shared: Arc::new(Shared::new(
                 current.map_or(UNKNOWN, |a| encode(&StopAction::ALL, a)),
-            ),
+            )),
             stop_action,
-            last_command: Arc::new(AtomicU8::new(UNKNOWN)),
             device,
             driver_name,
             address,
@@ -183,10 +183,15 @@ impl TachoMotor {
 
     /// After an unplug ([`Error::Disconnected`]), waits up to `timeout` for a
     /// motor with the same driver to come back on the same port (it has a
-    /// new number) and opens it.
+    /// new number) and opens it. While udev has not yet given the new
+    /// attribute files their permissions, opening fails with
+    /// [`Error::PermissionDenied`]: that is retried for up to `timeout`, and
+    /// at least [`TachoMotor::PERMISSION_WINDOW`]. A [`crate::StopGuard`]
+    /// that protected this motor protects the new one.
     ///
     /// # Errors
-    /// [`Error::Timeout`] when it does not come back in time.
+    /// [`Error::Timeout`] when it does not come back in time;
+    /// [`Error::PermissionDenied`] when it stays inaccessible.
     pub fn reconnect(&self, root: impl AsRef<Path>, timeout: Duration) -> Result<TachoMotor> {
         let drivers = [self.driver_name.as_str()];
         let query = Query {
@@ -195,21 +200,37 @@ impl TachoMotor {
             drivers: &drivers,
         };
         let start = Instant::now();
+        let mut deadline = timeout;
         loop {
-            let device = discover::wait_for(
+            let found = discover::wait_for(
                 root.as_ref(),
                 &query,
-                timeout.saturating_sub(start.elapsed()),
-            )?;
-            // The old directory may still be listed for a moment.
-            if device.dir() != self.device.dir() {
-                return TachoMotor::from_device(device);
-            }
-            if start.elapsed() >= timeout {
-                return Err(Error::Timeout {
-                    what: format!("{} to come back on {}", self.driver_name, self.address),
-                    waited: start.elapsed(),
-                });
+                deadline.saturating_sub(start.elapsed()),
+            );
+            let opened = match found {
+                // The old directory may still be listed for a moment.
+                Ok(device) if device.dir() == self.device.dir() => None,
+                Ok(device) => Some(TachoMotor::from_device(device)),
+                Err(e) => Some(Err(e)),
+            };
+            match opened {
+                Some(Ok(motor)) => {
+                    crate::guard::reprotect(&self.shared, &motor)?;
+                    return Ok(motor);
+                }
+                Some(Err(Error::PermissionDenied { .. }))
+                    if start.elapsed() < timeout.max(TachoMotor::PERMISSION_WINDOW) =>
+                {
+                    deadline = timeout.max(TachoMotor::PERMISSION_WINDOW);
+                }
+                Some(Err(e)) => return Err(e),
+                None if start.elapsed() >= deadline => {
+                    return Err(Error::Timeout {
+                        what: format!("{} to come back on {}", self.driver_name, self.address),
+                        waited: start.elapsed(),
+                    })
+                }
+                None => {}
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -259,9 +280,9 @@ impl TachoMotor {
         (&self.command, &self.stop_action)
     }
 
-    /// The memory of the last command sent (for the stop guard).
-    pub(crate) fn command_memory(&self) -> CommandMemory {
-        CommandMemory(Arc::clone(&self.last_command))
+    /// The state shared with the stop guard.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
     }
 
     /// The open `state` attribute (for waits).
@@ -280,75 +301,132 @@ impl TachoMotor {
     /// it. `run-direct` while run-direct is already active is skipped.
     ///
     /// # Errors
-    /// [`Error::NotOffered`] without writing; the write's errors.
+    /// [`Error::NotOffered`] without writing; [`Error::GuardStopped`] for a
+    /// run command after the stop guard fired; the write's errors.
     pub fn send(&self, command: Command) -> Result<()> {
         check_command(self.commands, command)?;
+        let _permit = self.permit(command)?;
+        self.write_command(command)
+    }
+
+    /// Checks the guard's fence for a run command; hold the permit until
+    /// the command is written.
+    pub(super) fn permit(&self, command: Command) -> Result<Option<RunPermit>> {
+        if !command.runs() {
+            return Ok(None);
+        }
+        match self.shared.run_permit() {
+            Some(permit) => Ok(Some(permit)),
+            None => Err(Error::GuardStopped {
+                path: self.device.dir().to_path_buf(),
+            }),
+        }
+    }
+
+    /// Writes `command`, unchecked, keeping the remembered state true.
+    pub(super) fn write_command(&self, command: Command) -> Result<()> {
         let code = encode(&Command::ALL, command);
-        if command == Command::RunDirect && self.last_command.load(Ordering::Relaxed) == code {
+        if command == Command::RunDirect && self.shared.command.is(code) {
             return Ok(());
         }
-        // Forget first: if the write fails, nothing stale is remembered.
-        self.last_command.store(UNKNOWN, Ordering::Relaxed);
-        self.command.write_str(command.as_str())?;
-        if command == Command::Reset {
-            self.remembered_stop_action
-                .store(UNKNOWN, Ordering::Relaxed);
-        } else {
-            self.last_command.store(code, Ordering::Relaxed);
+        let write = self.shared.command.begin();
+        // A reset also sets the stop action (to coast): forget it.
+        let action_write = (command == Command::Reset).then(|| self.shared.stop_action.begin());
+        let result = self.command.write_str(command.as_str());
+        if let Some(w) = action_write {
+            self.shared.stop_action.finish(w, UNKNOWN);
         }
-        Ok(())
+        let done = if result.is_ok() && command != Command::Reset {
+            code
+        } else {
+            UNKNOWN
+        };
+        self.shared.command.finish(write, done);
+        result
+    }
+
+    /// Checks, without writing, that `command` is offered and that the
+    /// guard's fence allows it.
+    pub(super) fn check_send(&self, command: Command) -> Result<()> {
+        check_command(self.commands, command)?;
+        self.permit(command).map(drop)
+    }
+
+    /// Checks `command` and the fence, writes the setpoints, then the
+    /// command. The setpoints must have been checked already.
+    fn run_with(&self, command: Command, setpoints: impl FnOnce() -> Result<()>) -> Result<()> {
+        check_command(self.commands, command)?;
+        let _permit = self.permit(command)?;
+        setpoints()?;
+        self.write_command(command)
+    }
+
+    pub(super) fn check_speed(&self, speed: i32) -> Result<()> {
+        let max = i64::from(self.max_speed);
+        check_range("speed_sp", i64::from(speed), -max, max)
     }
 
     /// Runs at `speed` counts/s until stopped.
     ///
     /// # Errors
-    /// [`Error::OutOfRange`] when |speed| > `max_speed`; write errors.
+    /// [`Error::OutOfRange`] when |speed| > `max_speed`, [`Error::NotOffered`]
+    /// and [`Error::GuardStopped`], all without writing; write errors.
     pub fn run_forever(&self, speed: i32) -> Result<()> {
-        self.set_speed_sp(speed)?;
-        self.send(Command::RunForever)
+        self.check_speed(speed)?;
+        self.run_with(Command::RunForever, || self.write_speed_sp(speed))
     }
 
     /// Runs at `speed` for `millis` ms, then stops with the stop action.
     ///
     /// # Errors
     /// As [`TachoMotor::run_forever`]; [`Error::OutOfRange`] for a negative
-    /// time.
+    /// time. Every value is checked before the first write.
     pub fn run_timed(&self, speed: i32, millis: i32) -> Result<()> {
-        self.set_time_sp(millis)?;
-        self.set_speed_sp(speed)?;
-        self.send(Command::RunTimed)
+        check_time(millis)?;
+        self.check_speed(speed)?;
+        self.run_with(Command::RunTimed, || {
+            self.write_time_sp(millis)?;
+            self.write_speed_sp(speed)
+        })
     }
 
     /// Runs to absolute position `counts` at `speed` (its sign is ignored:
     /// the driver picks the direction), then applies the stop action.
     ///
     /// # Errors
-    /// As [`TachoMotor::run_forever`].
+    /// As [`TachoMotor::run_forever`]; every value is checked before the
+    /// first write.
     pub fn run_to_abs_pos(&self, counts: i32, speed: i32) -> Result<()> {
-        self.set_position_sp(counts)?;
-        self.set_speed_sp(speed)?;
-        self.send(Command::RunToAbsPos)
+        self.check_speed(speed)?;
+        self.run_with(Command::RunToAbsPos, || {
+            self.set_position_sp(counts)?;
+            self.write_speed_sp(speed)
+        })
     }
 
     /// Runs `counts` further than the last relative target (or the current
     /// position), at `speed`. Sending it twice moves twice.
     ///
     /// # Errors
-    /// As [`TachoMotor::run_forever`].
+    /// As [`TachoMotor::run_to_abs_pos`].
     pub fn run_to_rel_pos(&self, counts: i32, speed: i32) -> Result<()> {
-        self.set_position_sp(counts)?;
-        self.set_speed_sp(speed)?;
-        self.send(Command::RunToRelPos)
+        self.check_speed(speed)?;
+        self.run_with(Command::RunToRelPos, || {
+            self.set_position_sp(counts)?;
+            self.write_speed_sp(speed)
+        })
     }
 
     /// Runs open-loop at `duty` percent (-100..=100). While run-direct is
     /// active, a new duty is one `pwrite` and applies at once.
     ///
     /// # Errors
-    /// [`Error::OutOfRange`]; write errors.
+    /// As [`TachoMotor::run_forever`].
     pub fn run_direct(&self, duty: i32) -> Result<()> {
-        self.set_duty_cycle_sp(duty)?;
-        self.send(Command::RunDirect)
+        check_duty(duty)?;
+        self.run_with(Command::RunDirect, || {
+            self.duty_cycle_sp.write_int(i64::from(duty))
+        })
     }
 
     /// Stops with the current stop action.
@@ -375,178 +453,6 @@ impl TachoMotor {
     /// Write errors.
     pub fn reset(&self) -> Result<()> {
         self.send(Command::Reset)
-    }
-
-    // ----- setpoints ---------------------------------------------------------
-
-    /// `speed_sp` in counts/s, within ±`max_speed`.
-    ///
-    /// # Errors
-    /// [`Error::OutOfRange`] without writing; write errors.
-    pub fn set_speed_sp(&self, speed: i32) -> Result<()> {
-        let max = i64::from(self.max_speed);
-        check_range("speed_sp", i64::from(speed), -max, max)?;
-        self.speed_sp.write_int(i64::from(speed))
-    }
-    /// Reads `speed_sp`.
-    ///
-    /// # Errors
-    /// Read errors.
-    pub fn speed_sp(&self) -> Result<i32> {
-        self.speed_sp.read_int()
-    }
-
-    /// `duty_cycle_sp` in percent, -100..=100.
-    ///
-    /// # Errors
-    /// [`Error::OutOfRange`] without writing; write errors.
-    pub fn set_duty_cycle_sp(&self, duty: i32) -> Result<()> {
-        check_range("duty_cycle_sp", i64::from(duty), -100, 100)?;
-        self.duty_cycle_sp.write_int(i64::from(duty))
-    }
-    /// Reads `duty_cycle_sp`.
-    ///
-    /// # Errors
-    /// Read errors.
-    pub fn duty_cycle_sp(&self) -> Result<i32> {
-        self.duty_cycle_sp.read_int()
-    }
-
-    /// `position_sp` in counts (any 32-bit value).
-    ///
-    /// # Errors
-    /// Write errors.
-    pub fn set_position_sp(&self, counts: i32) -> Result<()> {
-        self.position_sp.write_int(i64::from(counts))
-    }
-    /// Reads `position_sp`.
-    ///
-    /// # Errors
-    /// Read errors.
-    pub fn position_sp(&self) -> Result<i32> {
-        self.position_sp.read_int()
-    }
-
-    /// `time_sp` in ms, at least 0.
-    ///
-    /// # Errors
-    /// [`Error::OutOfRange`] without writing; write errors.
-    pub fn set_time_sp(&self, millis: i32) -> Result<()> {
-        check_range("time_sp", i64::from(millis), 0, i64::from(i32::MAX))?;
-        self.time_sp.write_int(i64::from(millis))
-    }
-    /// Reads `time_sp`.
-    ///
-    /// # Errors
-    /// Read errors.
-    pub fn time_sp(&self) -> Result<i32> {
-        self.time_sp.read_int()
-    }
-
-    /// `ramp_up_sp`: ms from 0 to `max_speed`, 0..=60000.
-    ///
-    /// # Errors
-    /// [`Error::OutOfRange`] without writing; write errors.
-    pub fn set_ramp_up_sp(&self, millis: i32) -> Result<()> {
-        check_range("ramp_up_sp", i64::from(millis), 0, 60_000)?;
-        self.device.write_int("ramp_up_sp", i64::from(millis))
-    }
-    /// Reads `ramp_up_sp`.
-    ///
-    /// # Errors
-    /// Read errors.
-    pub fn ramp_up_sp(&self) -> Result<i32> {
-        self.device.read_int("ramp_up_sp")
-    }
-    /// `ramp_down_sp`: ms from `max_speed` to 0, 0..=60000.
-    ///
-    /// # Errors
-    /// [`Error::OutOfRange`] without writing; write errors.
-    pub fn set_ramp_down_sp(&self, millis: i32) -> Result<()> {
-        check_range("ramp_down_sp", i64::from(millis), 0, 60_000)?;
-        self.device.write_int("ramp_down_sp", i64::from(millis))
-    }
-    /// Reads `ramp_down_sp`.
-    ///
-    /// # Errors
-    /// Read errors.
-    pub fn ramp_down_sp(&self) -> Result<i32> {
-        self.device.read_int("ramp_down_sp")
-    }
-
-    /// Sets the stop action; writes nothing when it is the remembered one.
-    ///
-    /// # Errors
-    /// [`Error::NotOffered`] without writing; write errors.
-    pub fn set_stop_action(&self, action: StopAction) -> Result<()> {
-        check_stop_action(self.stop_actions, action)?;
-        let code = encode(&StopAction::ALL, action);
-        if self.remembered_stop_action.load(Ordering::Relaxed) == code {
-            return Ok(());
-        }
-        self.remembered_stop_action
-            .store(UNKNOWN, Ordering::Relaxed);
-        self.stop_action.write_str(action.as_str())?;
-        self.remembered_stop_action.store(code, Ordering::Relaxed);
-        Ok(())
-    }
-    /// Reads `stop_action`.
-    ///
-    /// # Errors
-    /// Read errors; [`Error::Parse`] for an unknown action.
-    pub fn stop_action(&self) -> Result<StopAction> {
-        self.stop_action.read_text(|t| {
-            StopAction::parse(t)
-                .ok_or_else(|| Error::parse(self.stop_action.path(), t.as_bytes(), "a stop action"))
-        })
-    }
-
-    /// Sets `polarity`.
-    ///
-    /// # Errors
-    /// Write errors.
-    pub fn set_polarity(&self, polarity: Polarity) -> Result<()> {
-        self.device.write_str("polarity", polarity.as_str())
-    }
-    /// Reads `polarity`.
-    ///
-    /// # Errors
-    /// Read errors; [`Error::Parse`] for an unknown value.
-    pub fn polarity(&self) -> Result<Polarity> {
-        let attr = self.device.attribute("polarity")?;
-        attr.read_text(|t| {
-            Polarity::parse(t)
-                .ok_or_else(|| Error::parse(attr.path(), t.as_bytes(), "normal or inversed"))
-        })
-    }
-
-    /// Reads the `speed_pid` constants.
-    ///
-    /// # Errors
-    /// Read errors; [`Error::Unsupported`] when the driver has none.
-    pub fn speed_pid(&self) -> Result<Pid> {
-        read_pid(&self.device.child("speed_pid")?)
-    }
-    /// Writes the `speed_pid` constants (each at least 0).
-    ///
-    /// # Errors
-    /// [`Error::OutOfRange`] without writing; write errors.
-    pub fn set_speed_pid(&self, pid: Pid) -> Result<()> {
-        write_pid(&self.device.child("speed_pid")?, pid)
-    }
-    /// Reads the `hold_pid` constants.
-    ///
-    /// # Errors
-    /// As [`TachoMotor::speed_pid`].
-    pub fn hold_pid(&self) -> Result<Pid> {
-        read_pid(&self.device.child("hold_pid")?)
-    }
-    /// Writes the `hold_pid` constants (each at least 0).
-    ///
-    /// # Errors
-    /// As [`TachoMotor::set_speed_pid`].
-    pub fn set_hold_pid(&self, pid: Pid) -> Result<()> {
-        write_pid(&self.device.child("hold_pid")?, pid)
     }
 
     // ----- measurements ------------------------------------------------------
@@ -588,20 +494,10 @@ impl TachoMotor {
     }
 }
 
-fn read_pid(dev: &SysfsDevice) -> Result<Pid> {
-    Ok(Pid {
-        kp: dev.read_int("Kp")?,
-        ki: dev.read_int("Ki")?,
-        kd: dev.read_int("Kd")?,
-    })
+pub(super) fn check_time(millis: i32) -> Result<()> {
+    check_range("time_sp", i64::from(millis), 0, i64::from(i32::MAX))
 }
 
-fn write_pid(dev: &SysfsDevice, pid: Pid) -> Result<()> {
-    // Check all three before writing any.
-    for (name, value) in [("Kp", pid.kp), ("Ki", pid.ki), ("Kd", pid.kd)] {
-        check_range(name, i64::from(value), 0, i64::from(i32::MAX))?;
-    }
-    dev.write_int("Kp", i64::from(pid.kp))?;
-    dev.write_int("Ki", i64::from(pid.ki))?;
-    dev.write_int("Kd", i64::from(pid.kd))
+pub(super) fn check_duty(duty: i32) -> Result<()> {
+    check_range("duty_cycle_sp", i64::from(duty), -100, 100)
 }

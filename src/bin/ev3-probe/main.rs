@@ -229,7 +229,7 @@ fn run_response(o: &Options, trials: usize) -> Result<(), String> {
         TachoMotor::find(place.root(), port)
     }
     .map_err(|e| e.to_string())?;
-    let guard = ev3sysfs::StopGuard::install(ev3sysfs::motor::StopAction::Brake)
+    let guard = ev3sysfs::StopGuard::install_with(ev3sysfs::motor::StopAction::Brake)
         .map_err(|e| e.to_string())?;
     guard.protect(&motor).map_err(|e| e.to_string())?;
     let mut header: report::Header = vec![

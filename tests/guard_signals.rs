@@ -1,0 +1,199 @@
+//! The stop guard and signals, in child processes against a mock tree:
+//! abort and stack overflow stop the motors, an ignored SIGHUP stays
+//! ignored, the program's own handler still runs (chained), a panic fences
+//! the motors, and a full guard says what to do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::process::{Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ev3sysfs::mock::{MockTree, TachoDriver};
+use ev3sysfs::motor::TachoMotor;
+use ev3sysfs::StopGuard;
+use nix::sys::signal::{self, SigHandler, Signal};
+
+const CHILD_ENV: &str = "EV3SYSFS_SIGNAL_CHILD";
+
+static OWN_HANDLER_RAN: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn own_handler(_: i32) {
+    OWN_HANDLER_RAN.store(true, Ordering::SeqCst);
+}
+
+fn recurse(n: u64) -> u64 {
+    let buf = [n; 128];
+    std::hint::black_box(&buf);
+    if n == u64::MAX {
+        return 0;
+    }
+    recurse(n + 1).wrapping_add(buf[7])
+}
+
+#[test]
+#[ignore = "run as a child process by the tests below"]
+fn signal_child() {
+    let Ok(mode) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let root = ev3sysfs::default_root();
+    match mode.as_str() {
+        // SAFETY (test code): plain handler changes before any thread of
+        // ours runs.
+        "nohup" => unsafe {
+            signal::signal(Signal::SIGHUP, SigHandler::SigIgn).unwrap();
+        },
+        "chained" => unsafe {
+            signal::signal(Signal::SIGTERM, SigHandler::Handler(own_handler)).unwrap();
+        },
+        _ => {}
+    }
+    let guard = StopGuard::install().unwrap();
+    if mode == "capacity" {
+        for i in 0..=ev3sysfs::guard::CAPACITY {
+            let motor = TachoMotor::find(&root, &format!("p{i}")).unwrap();
+            if let Err(e) = guard.protect(&motor) {
+                println!("full at {i}: {e}");
+                assert!(matches!(e, ev3sysfs::Error::GuardFull { .. }));
+            }
+        }
+        guard.disarm();
+        return;
+    }
+    let motor = TachoMotor::find(&root, "outA").unwrap();
+    guard.protect(&motor).unwrap();
+    motor.run_forever(300).unwrap();
+    match mode.as_str() {
+        "abort" => std::process::abort(),
+        "overflow" => {
+            println!("{}", recurse(0));
+        }
+        "nohup" => {
+            signal::raise(Signal::SIGHUP).unwrap();
+            println!("survived SIGHUP");
+            guard.disarm();
+        }
+        "chained" => {
+            signal::raise(Signal::SIGTERM).unwrap();
+            println!(
+                "own handler ran: {}",
+                OWN_HANDLER_RAN.load(Ordering::SeqCst)
+            );
+            println!("run after the signal: {:?}", motor.run_forever(300).err());
+            guard.disarm();
+        }
+        "panic-then-run" => {
+            let panicked = std::thread::spawn(|| panic!("control thread failed")).join();
+            assert!(panicked.is_err());
+            println!("run after the panic: {:?}", motor.run_direct(50).err());
+            guard.disarm();
+        }
+        other => panic!("unknown mode {other}"),
+    }
+}
+
+fn run_child(tree: &MockTree, mode: &str) -> (Output, String) {
+    let out = common::own_binary(std::env::current_exe().unwrap())
+        .args([
+            "signal_child",
+            "--exact",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, mode)
+        .env(ev3sysfs::ROOT_ENV, tree.root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, text)
+}
+
+fn signalled(out: &Output) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    out.status.signal()
+}
+
+#[test]
+fn abort_and_stack_overflow_stop_the_motor() {
+    for mode in ["abort", "overflow"] {
+        let Some(tree) = common::brick() else {
+            return;
+        };
+        let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+        let (out, text) = run_child(&tree, mode);
+        assert_eq!(signalled(&out), Some(libc::SIGABRT), "{mode}: {text}");
+        assert_eq!(
+            motor.last_written("command").unwrap(),
+            "stop",
+            "{mode}: {text}"
+        );
+    }
+}
+
+#[test]
+fn an_ignored_sighup_stays_ignored() {
+    let Some(tree) = common::brick() else {
+        return;
+    };
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let (out, text) = run_child(&tree, "nohup");
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("survived SIGHUP"), "{text}");
+    assert_eq!(
+        motor.last_written("command").unwrap(),
+        "run-forever",
+        "{text}"
+    );
+}
+
+#[test]
+fn the_programs_own_handler_runs_after_the_stop() {
+    let Some(tree) = common::brick() else {
+        return;
+    };
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let (out, text) = run_child(&tree, "chained");
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("own handler ran: true"), "{text}");
+    assert!(text.contains("GuardStopped"), "{text}");
+    assert_eq!(motor.last_written("command").unwrap(), "stop", "{text}");
+}
+
+#[test]
+fn after_a_panic_run_commands_are_refused_not_silently_dropped() {
+    let Some(tree) = common::brick() else {
+        return;
+    };
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let (out, text) = run_child(&tree, "panic-then-run");
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("run after the panic: Some(GuardStopped"),
+        "{text}"
+    );
+    assert_eq!(motor.last_written("command").unwrap(), "stop", "{text}");
+}
+
+#[test]
+fn a_full_guard_says_what_to_do() {
+    let Some(tree) = common::brick() else {
+        return;
+    };
+    for i in 0..=ev3sysfs::guard::CAPACITY {
+        tree.add_tacho_motor(&format!("p{i}"), TachoDriver::Ev3Large)
+            .unwrap();
+    }
+    let (out, text) = run_child(&tree, "capacity");
+    assert!(out.status.success(), "{text}");
+    let full = format!("full at {}", ev3sysfs::guard::CAPACITY);
+    assert!(text.contains(&full), "{text}");
+    assert!(text.contains("StopGuard::release"), "{text}");
+}
