@@ -19,6 +19,10 @@ fuzz_target!(|input: (&str, usize, &[u8])| {
     let (name, index, raw) = input;
     let _ = BinFormat::parse(name);
     for format in FORMATS {
+        // The overflow edges, on every input: random indices rarely get there.
+        for edge in [usize::MAX / format.size(), usize::MAX, index.wrapping_neg()] {
+            let _ = format.decode(raw, edge);
+        }
         let fits = index
             .checked_mul(format.size())
             .and_then(|at| at.checked_add(format.size()))
