@@ -64,7 +64,7 @@ pub fn list(root: impl AsRef<Path>, class: &str) -> Result<Vec<DeviceInfo>> {
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
-        let read = |attr: &str| match std::fs::read(path.join(attr)) {
+        let read = |attr: &str| match read_small(&path.join(attr)) {
             Ok(bytes) => Some(String::from_utf8_lossy(crate::value::trim(&bytes)).into_owned()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
             Err(e) => {
@@ -84,6 +84,38 @@ pub fn list(root: impl AsRef<Path>, class: &str) -> Result<Vec<DeviceInfo>> {
     }
     found.sort_by_key(|d| natural_key(&d.name));
     Ok(found)
+}
+
+/// The most a sysfs attribute shows: one page.
+const PAGE: usize = 4096;
+
+/// Reads a small attribute file for discovery without ever blocking or
+/// reading much: opened with `O_NONBLOCK` (a FIFO opens at once), only a
+/// regular file is read, and only up to a page. Anything else is an error:
+/// a FIFO, a device node, or more than a page (sysfs never shows that).
+fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut bytes = Vec::with_capacity(PAGE + 1);
+    // One byte more than a page tells an overlong file from a full page.
+    file.take(PAGE as u64 + 1).read_to_end(&mut bytes)?;
+    if bytes.len() > PAGE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "more than a page: no sysfs attribute",
+        ));
+    }
+    Ok(bytes)
 }
 
 fn describe_device(d: &DeviceInfo) -> String {
@@ -208,6 +240,84 @@ mod tests {
             "ev3-ports:in1:i2c88:sv3",
             "ev3-ports:in1:i2c88"
         ));
+    }
+
+    /// A class directory in an unpredictable temp directory (mkdtemp),
+    /// removed on drop.
+    struct Tree(PathBuf);
+    impl Tree {
+        fn new() -> Tree {
+            let base = std::env::temp_dir().join("ev3sysfs-discover-XXXXXX");
+            Tree(nix::unistd::mkdtemp(&base).unwrap())
+        }
+        fn device(&self, name: &str, address: &str, driver: &str) -> PathBuf {
+            let dir = self.0.join("tacho-motor").join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("address"), address).unwrap();
+            std::fs::write(dir.join("driver_name"), driver).unwrap();
+            dir
+        }
+    }
+    impl Drop for Tree {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// `list` in a thread, so that a hang fails the test instead of
+    /// blocking the suite (a hang guard, not a timing measurement).
+    fn list_or_hang(root: &Path) -> Vec<DeviceInfo> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let root = root.to_path_buf();
+        std::thread::spawn(move || tx.send(list(root, "tacho-motor").unwrap()));
+        rx.recv_timeout(Duration::from_secs(30))
+            .expect("discovery hangs")
+    }
+
+    #[test]
+    fn a_fifo_in_the_tree_never_blocks_discovery() {
+        let tree = Tree::new();
+        tree.device("motor0", "ev3-ports:outA\n", "lego-ev3-l-motor\n");
+        let odd = tree.device("motor1", "", "");
+        for attr in ["address", "driver_name"] {
+            std::fs::remove_file(odd.join(attr)).unwrap();
+            nix::unistd::mkfifo(&odd.join(attr), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        }
+        let found = list_or_hang(&tree.0);
+        let names: Vec<&str> = found.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["motor0"]);
+        assert_eq!(found[0].address, "ev3-ports:outA");
+        // A FIFO as a whole device entry is not a device.
+        nix::unistd::mkfifo(
+            &tree.0.join("tacho-motor/motor2"),
+            nix::sys::stat::Mode::S_IRWXU,
+        )
+        .unwrap();
+        assert_eq!(list_or_hang(&tree.0).len(), 1);
+    }
+
+    #[test]
+    fn discovery_reads_at_most_a_page() {
+        let tree = Tree::new();
+        tree.device("motor0", "ev3-ports:outA\n", "lego-ev3-l-motor\n");
+        // 64 GiB (sparse): reading it whole would exhaust memory.
+        let huge = tree.device("motor1", "", "lego-ev3-l-motor\n");
+        std::fs::File::create(huge.join("address"))
+            .unwrap()
+            .set_len(64 << 30)
+            .unwrap();
+        // Exactly a page is what sysfs can show: still read.
+        let page = tree.device("motor2", "", "lego-ev3-m-motor\n");
+        let mut address = "x".repeat(4095);
+        address.push('\n');
+        std::fs::write(page.join("address"), &address).unwrap();
+        // More than a page is no sysfs value: that device is skipped too.
+        let long = tree.device("motor3", "", "lego-ev3-m-motor\n");
+        std::fs::write(long.join("address"), "y".repeat(1 << 20)).unwrap();
+        let found = list_or_hang(&tree.0);
+        let names: Vec<&str> = found.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["motor0", "motor2"]);
+        assert_eq!(found[1].address, address.trim_end());
     }
 
     #[test]

@@ -142,14 +142,7 @@ impl LegoPort {
     /// # Errors
     /// As [`LegoPort::i2c_bus`].
     pub fn i2c_bus_in(&self, dev: &Path) -> Result<I2cdev> {
-        // `ev3-ports:in2` (or old-style `in2`) is input port 2.
-        let address = self.address();
-        let number = address
-            .strip_prefix("ev3-ports:")
-            .unwrap_or(address)
-            .strip_prefix("in")
-            .and_then(|n| n.parse::<u32>().ok());
-        let Some(number) = number else {
+        let Some(number) = input_port_number(self.address()) else {
             return Err(Error::NotOffered {
                 attribute: "mode",
                 value: "other-i2c".into(),
@@ -163,7 +156,8 @@ impl LegoPort {
         let path = if by_name.exists() {
             by_name
         } else {
-            dev.join(format!("i2c-{}", number + 2))
+            // `input_port_number` leaves room for the + 2.
+            dev.join(format!("i2c-{}", number.saturating_add(2)))
         };
         I2cdev::new(&path).map_err(|e| {
             let source = match e {
@@ -184,5 +178,45 @@ impl LegoPort {
                 _ => Error::from_io(&path, Operation::Open, None, source),
             }
         })
+    }
+}
+
+/// The number N of input port `ev3-ports:inN` (or old-style `inN`): decimal
+/// digits only, small enough that the fallback bus `i2c-<N+2>` has a number.
+fn input_port_number(address: &str) -> Option<u32> {
+    let digits = address
+        .strip_prefix("ev3-ports:")
+        .unwrap_or(address)
+        .strip_prefix("in")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits
+        .parse::<u32>()
+        .ok()
+        .filter(|n| n.checked_add(2).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_port_numbers() {
+        assert_eq!(input_port_number("ev3-ports:in2"), Some(2));
+        assert_eq!(input_port_number("in4"), Some(4));
+        for bad in [
+            "ev3-ports:outA",
+            "in",
+            "in+3",
+            "in-1",
+            "ev3-ports:in1:i2c1",
+            // The bus would be i2c-<N+2>: no number without one.
+            "in4294967294",
+            "in4294967295",
+            "in99999999999999999999",
+        ] {
+            assert_eq!(input_port_number(bad), None, "{bad}");
+        }
     }
 }

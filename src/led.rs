@@ -24,12 +24,23 @@ impl Led {
     ///
     /// # Errors
     /// [`Error::InvalidName`], [`Error::Disconnected`] when there is no such
-    /// LED, read errors.
+    /// LED, read errors; [`Error::Parse`] for a negative `max_brightness`
+    /// (the kernel prints it unsigned).
     pub fn open(root: impl AsRef<Path>, name: &str) -> Result<Led> {
         let device = SysfsDevice::open(root, "leds", name)?;
         device.preopen(&["brightness", "trigger"])?;
+        let max_brightness: i32 = device.read_int("max_brightness")?;
+        if max_brightness < 0 {
+            let mut buf = [0u8; crate::value::INT_BUF_LEN];
+            let raw = crate::value::format_int(i64::from(max_brightness), &mut buf);
+            return Err(Error::parse(
+                &device.dir().join("max_brightness"),
+                raw,
+                "a max_brightness of 0 or more",
+            ));
+        }
         Ok(Led {
-            max_brightness: device.read_int("max_brightness")?,
+            max_brightness,
             device,
             timer: Mutex::new(None),
         })
@@ -252,5 +263,40 @@ impl BrickLeds {
     pub fn set_all(&self, color: LedColor) -> Result<()> {
         self.set_color(Side::Left, color)?;
         self.set_color(Side::Right, color)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A private LED tree in an unpredictable temp directory.
+    fn led_tree(max_brightness: &str) -> std::path::PathBuf {
+        let base = std::env::temp_dir().join("ev3sysfs-led-XXXXXX");
+        let root = nix::unistd::mkdtemp(&base).unwrap();
+        let dir = root.join("leds/led0:red:brick-status");
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, value) in [
+            ("brightness", "0\n"),
+            ("trigger", "[none] timer\n"),
+            ("max_brightness", max_brightness),
+        ] {
+            std::fs::write(dir.join(name), value).unwrap();
+        }
+        root
+    }
+
+    #[test]
+    fn negative_max_brightness_is_refused_at_open() {
+        let root = led_tree("-255\n");
+        let err = Led::open(&root, "led0:red:brick-status").unwrap_err();
+        assert!(matches!(err, Error::Parse { .. }), "{err:?}");
+        assert!(err.to_string().contains("-255"), "{err}");
+        std::fs::remove_dir_all(&root).unwrap();
+
+        let root = led_tree("255\n");
+        let led = Led::open(&root, "led0:red:brick-status").unwrap();
+        assert_eq!(led.max_brightness(), 255);
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{install_captured, require_captured, TempDir};
+use common::{install_fixture, TempDir};
 use ev3sysfs::led::{BrickLeds, Led, LedColor, Side};
 use ev3sysfs::mock::{SensorDriver, TachoDriver};
 use ev3sysfs::motor::{
@@ -62,17 +62,8 @@ fn tacho_motor_found_by_port_with_invariants() {
 
 #[test]
 fn captured_brick_motor_with_old_style_address() {
-    let Some(captured) = require_captured() else {
-        return;
-    };
     let tmp = TempDir::new("devices");
-    install_captured(
-        &captured,
-        "large_motor",
-        tmp.path(),
-        "tacho-motor",
-        "motor7",
-    );
+    install_fixture("large_motor", tmp.path(), "tacho-motor", "motor7");
     let m = TachoMotor::find(tmp.path(), "outA").unwrap();
     assert_eq!(m.address(), "outA");
     let m = TachoMotor::find(tmp.path(), "ev3-ports:outA").unwrap();
@@ -82,13 +73,7 @@ fn captured_brick_motor_with_old_style_address() {
         std::fs::read_to_string(tmp.path().join("tacho-motor/motor7/command")).unwrap(),
         "run-forever"
     );
-    install_captured(
-        &captured,
-        "touch_sensor",
-        tmp.path(),
-        "lego-sensor",
-        "sensor3",
-    );
+    install_fixture("touch_sensor", tmp.path(), "lego-sensor", "sensor3");
     let touch = TouchSensor::find(tmp.path(), "in4").unwrap();
     assert!(!touch.pressed().unwrap());
     assert_eq!(touch.sensor().bin_format(), Some(BinFormat::U8));

@@ -1,31 +1,27 @@
 //! `SysfsDevice` against temporary trees built from attribute files captured
-//! on a real brick (`../shared/fake-sys/devices`).
+//! on a real brick (the repository's fixtures, tests/fixtures/*.attrs).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
 use std::fs;
-use std::path::Path;
 use std::sync::Arc;
 
-use common::{contents, install_captured, require_captured, TempDir};
+use common::{contents, install_fixture, TempDir};
 use ev3sysfs::{Access, Backing, Error, SysfsDevice};
 
 const STATE_FLAGS: [&str; 5] = ["running", "ramping", "holding", "overloaded", "stalled"];
 
-fn motor_tree(captured: &Path, device: &str) -> (TempDir, SysfsDevice) {
+fn motor_tree(device: &str) -> (TempDir, SysfsDevice) {
     let tmp = TempDir::new("mock");
-    install_captured(captured, device, tmp.path(), "tacho-motor", "motor0");
+    install_fixture(device, tmp.path(), "tacho-motor", "motor0");
     let motor = SysfsDevice::open(tmp.path(), "tacho-motor", "motor0").unwrap();
     (tmp, motor)
 }
 
 #[test]
 fn reads_captured_large_motor() {
-    let Some(captured) = require_captured() else {
-        return;
-    };
-    let (_tmp, motor) = motor_tree(&captured, "large_motor");
+    let (_tmp, motor) = motor_tree("large_motor");
     assert_eq!(motor.read_int("max_speed").unwrap(), 1050);
     assert_eq!(motor.read_int("count_per_rot").unwrap(), 360);
     assert_eq!(
@@ -60,10 +56,7 @@ fn reads_captured_large_motor() {
 
 #[test]
 fn reads_captured_medium_motor_and_sensors() {
-    let Some(captured) = require_captured() else {
-        return;
-    };
-    let (_tmp, motor) = motor_tree(&captured, "medium_motor");
+    let (_tmp, motor) = motor_tree("medium_motor");
     assert_eq!(motor.read_int("max_speed").unwrap(), 1560);
     assert_eq!(motor.read_int("position").unwrap(), 42);
     assert_eq!(
@@ -76,20 +69,8 @@ fn reads_captured_medium_motor_and_sensors() {
     );
 
     let tmp = TempDir::new("sensors");
-    install_captured(
-        &captured,
-        "infrared_sensor",
-        tmp.path(),
-        "lego-sensor",
-        "sensor0",
-    );
-    install_captured(
-        &captured,
-        "touch_sensor",
-        tmp.path(),
-        "lego-sensor",
-        "sensor1",
-    );
+    install_fixture("infrared_sensor", tmp.path(), "lego-sensor", "sensor0");
+    install_fixture("touch_sensor", tmp.path(), "lego-sensor", "sensor1");
     let ir = SysfsDevice::open(tmp.path(), "lego-sensor", "sensor0").unwrap();
     assert_eq!(ir.read_string("mode").unwrap(), "IR-PROX");
     assert_eq!(ir.read_int("value0").unwrap(), 16);
@@ -122,10 +103,7 @@ fn reads_captured_medium_motor_and_sensors() {
 
 #[test]
 fn whole_value_store_replaces_longer_value() {
-    let Some(captured) = require_captured() else {
-        return;
-    };
-    let (tmp, motor) = motor_tree(&captured, "large_motor");
+    let (tmp, motor) = motor_tree("large_motor");
     let command = tmp.path().join("tacho-motor/motor0/command");
     motor.write_str("command", "run-forever").unwrap();
     assert_eq!(contents(&command), "run-forever");
@@ -146,10 +124,7 @@ fn whole_value_store_replaces_longer_value() {
 
 #[test]
 fn wrong_direction_and_missing_attributes() {
-    let Some(captured) = require_captured() else {
-        return;
-    };
-    let (_tmp, motor) = motor_tree(&captured, "large_motor");
+    let (_tmp, motor) = motor_tree("large_motor");
     // `command` is write-only: reading it is refused, as sysfs would at open.
     assert!(matches!(
         motor.read_string("command"),
@@ -179,10 +154,7 @@ fn wrong_direction_and_missing_attributes() {
 
 #[test]
 fn parse_errors_keep_raw_contents() {
-    let Some(captured) = require_captured() else {
-        return;
-    };
-    let (_tmp, motor) = motor_tree(&captured, "large_motor");
+    let (_tmp, motor) = motor_tree("large_motor");
     // A mock accepts anything; the reader reports what it found.
     motor.write_str("speed_sp", "fast").unwrap();
     match motor.read_int("speed_sp") {
@@ -206,10 +178,7 @@ fn parse_errors_keep_raw_contents() {
 
 #[test]
 fn empty_and_oversized_values_are_refused_without_io() {
-    let Some(captured) = require_captured() else {
-        return;
-    };
-    let (tmp, motor) = motor_tree(&captured, "large_motor");
+    let (tmp, motor) = motor_tree("large_motor");
     motor.write_int("time_sp", 1000).unwrap();
     assert!(matches!(
         motor.write_str("time_sp", ""),
@@ -252,10 +221,7 @@ fn long_values_are_read_whole() {
 
 #[test]
 fn unplugged_device_reports_disconnected() {
-    let Some(captured) = require_captured() else {
-        return;
-    };
-    let (tmp, motor) = motor_tree(&captured, "large_motor");
+    let (tmp, motor) = motor_tree("large_motor");
     let position = motor.attribute("position").unwrap();
     motor.preopen(&["command", "speed_sp"]).unwrap();
     assert_eq!(position.read_int().unwrap(), 0);
@@ -324,10 +290,7 @@ fn many_attributes_and_threads_share_one_device() {
 
 #[test]
 fn concurrent_writers_never_tear_a_value() {
-    let Some(captured) = require_captured() else {
-        return;
-    };
-    let (tmp, motor) = motor_tree(&captured, "large_motor");
+    let (tmp, motor) = motor_tree("large_motor");
     let motor = Arc::new(motor);
     let values = [
         "run-forever",

@@ -239,6 +239,37 @@ fn refuses_motion_and_bad_usage() {
 }
 
 #[test]
+fn path_on_a_regular_file_restores_its_exact_bytes() {
+    let dir = common::TempDir::new("probe-path");
+    let file = dir.path().join("speed_sp");
+    // Trailing white space, a second line, no final newline: all kept.
+    for original in [&b"123  \n\n"[..], b"  42\n\tx", b"7", b"run-forever\n"] {
+        std::fs::write(&file, original).unwrap();
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o664))
+            .unwrap();
+        let out = probe(&[
+            "--path",
+            file.to_str().unwrap(),
+            "--value",
+            "77",
+            "-n",
+            "5",
+            "--warmup",
+            "1",
+            "--format",
+            "csv",
+        ]);
+        assert!(out.status.success(), "{}", text(&out).1);
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            original,
+            "{:?}",
+            String::from_utf8_lossy(original)
+        );
+    }
+}
+
+#[test]
 fn real_kernfs_attribute() {
     with_kernfs(|k| {
         let mtu = k.class_root.join("net").join(&k.ifname).join("mtu");

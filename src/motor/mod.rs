@@ -133,12 +133,16 @@ pub struct NameSet(u16);
 
 impl NameSet {
     /// The set of `names` present in the space-separated `list`; unknown
-    /// names are ignored.
+    /// names are ignored, and so are names after the 16th (a set holds
+    /// name numbers 0..16 only).
     pub fn parse(list: &str, names: &[&str]) -> NameSet {
         let mut bits = 0u16;
         for word in crate::value::words(list) {
             if let Some(i) = names.iter().position(|n| *n == word) {
-                bits |= 1 << i;
+                bits |= u32::try_from(i)
+                    .ok()
+                    .and_then(|i| 1u16.checked_shl(i))
+                    .unwrap_or(0);
             }
         }
         NameSet(bits)
@@ -229,6 +233,20 @@ mod tests {
             check_stop_action(actions, StopAction::Hold),
             Err(Error::NotOffered { .. })
         ));
+    }
+
+    #[test]
+    fn name_sets_of_more_than_sixteen_names() {
+        let names: Vec<String> = (0..40).map(|i| format!("n{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let set = NameSet::parse("n0 n15 n16 n17 n31 n32 n39", &names);
+        assert!(set.contains(0) && set.contains(15));
+        // Only 16 names fit: the others are not in the set, never a
+        // wrapped-around bit.
+        for index in [1, 14, 16, 17, 31, 32, 39, usize::MAX] {
+            assert!(!set.contains(index), "{index}");
+        }
+        assert_eq!(set, NameSet::parse("n0 n15", &names));
     }
 
     #[test]

@@ -72,7 +72,7 @@ impl BinFormat {
     /// toward zero). `None` when `raw` is too short.
     pub fn decode(self, raw: &[u8], index: usize) -> Option<i64> {
         let at = index.checked_mul(self.size())?;
-        let b = raw.get(at..at + self.size())?;
+        let b = raw.get(at..at.checked_add(self.size())?)?;
         Some(match self {
             BinFormat::U8 => i64::from(b[0]),
             BinFormat::S8 => i64::from(b[0] as i8),
@@ -96,14 +96,27 @@ pub struct Scaled {
 }
 
 impl Scaled {
-    /// The value in units of 10^-`decimals`, converted to `want` decimals
-    /// (rounded toward zero), e.g. cm with one decimal to mm: `in_decimals(1)`.
+    /// The value in units of 10^-`want`, converted from `decimals` places
+    /// (rounded toward zero), e.g. cm with one decimal to mm:
+    /// `in_decimals(1)`. Exact for any `decimals` and `want` while the result
+    /// fits in `i64`; beyond that it saturates at `i64::MIN`/`i64::MAX`.
     pub fn in_decimals(self, want: u8) -> i64 {
         let raw = i64::from(self.raw);
         if want >= self.decimals {
-            raw * 10i64.pow(u32::from(want - self.decimals))
+            match 10i64.checked_pow(u32::from(want - self.decimals)) {
+                Some(factor) => raw.saturating_mul(factor),
+                // 10^19 and more: any non-zero raw value saturates.
+                None => match raw.cmp(&0) {
+                    std::cmp::Ordering::Less => i64::MIN,
+                    std::cmp::Ordering::Equal => 0,
+                    std::cmp::Ordering::Greater => i64::MAX,
+                },
+            }
         } else {
-            raw / 10i64.pow(u32::from(self.decimals - want))
+            // |raw| < 10^10: dividing by 10^19 or more gives 0.
+            10i64
+                .checked_pow(u32::from(self.decimals - want))
+                .map_or(0, |divisor| raw / divisor)
         }
     }
 
@@ -115,20 +128,34 @@ impl Scaled {
 }
 
 impl std::fmt::Display for Scaled {
+    /// `raw` with a decimal point `decimals` places from the right, with
+    /// leading zeros as needed (`-0.05`), for any `decimals`; no allocation.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.decimals == 0 {
-            return write!(f, "{}", self.raw);
+        use std::fmt::Write;
+        let mut buf = [0u8; crate::value::INT_BUF_LEN];
+        let digits = crate::value::format_int(i64::from(self.raw.unsigned_abs()), &mut buf);
+        // ASCII digits only.
+        let digits = std::str::from_utf8(digits).map_err(|_| std::fmt::Error)?;
+        if self.raw < 0 {
+            f.write_char('-')?;
         }
-        let div = 10i64.pow(u32::from(self.decimals));
-        let raw = i64::from(self.raw);
-        let sign = if raw < 0 { "-" } else { "" };
-        write!(
-            f,
-            "{sign}{}.{:0width$}",
-            raw.abs() / div,
-            raw.abs() % div,
-            width = usize::from(self.decimals)
-        )
+        let decimals = usize::from(self.decimals);
+        if decimals == 0 {
+            return f.write_str(digits);
+        }
+        match digits.len().checked_sub(decimals) {
+            Some(split) if split > 0 => {
+                let (whole, fraction) = digits.split_at(split);
+                write!(f, "{whole}.{fraction}")
+            }
+            _ => {
+                f.write_str("0.")?;
+                for _ in digits.len()..decimals {
+                    f.write_char('0')?;
+                }
+                f.write_str(digits)
+            }
+        }
     }
 }
 
@@ -449,5 +476,63 @@ mod tests {
             "42"
         );
         assert!((d.to_f32() - 255.3).abs() < 1e-3);
+    }
+
+    #[test]
+    fn fixed_point_with_any_decimals() {
+        let s = |raw, decimals| Scaled { raw, decimals };
+        // From 19 decimals 10^decimals overflows i64; from 64 the old
+        // shift-free maths divided by zero.
+        for decimals in [19u8, 20, 38, 39, 63, 64, 100, 255] {
+            assert_eq!(s(i32::MAX, decimals).in_decimals(1), 0, "{decimals}");
+            assert_eq!(s(i32::MIN, decimals).in_decimals(0), 0, "{decimals}");
+            assert_eq!(s(7, decimals).in_decimals(decimals), 7);
+            let text = s(-5, decimals).to_string();
+            let zeros = usize::from(decimals) - 1;
+            assert_eq!(text, format!("-0.{}5", "0".repeat(zeros)), "{decimals}");
+            let text = s(i32::MIN, decimals).to_string();
+            assert_eq!(text.len(), usize::from(decimals) + 3, "{text}");
+            assert!(text.starts_with("-0.") && text.ends_with("2147483648"));
+            assert_eq!(s(0, decimals).to_f32(), 0.0);
+        }
+        // Exact as long as the value fits, saturated beyond.
+        assert_eq!(s(1, 0).in_decimals(18), 1_000_000_000_000_000_000);
+        assert_eq!(s(9, 0).in_decimals(18), 9_000_000_000_000_000_000);
+        assert_eq!(s(10, 0).in_decimals(18), i64::MAX);
+        assert_eq!(s(-10, 0).in_decimals(18), i64::MIN);
+        assert_eq!(s(1, 0).in_decimals(255), i64::MAX);
+        assert_eq!(s(-1, 0).in_decimals(19), i64::MIN);
+        assert_eq!(s(0, 0).in_decimals(255), 0);
+        assert_eq!(s(i32::MAX, 9).in_decimals(0), 2);
+        assert_eq!(s(i32::MIN, 10).in_decimals(0), 0);
+        assert_eq!(s(i32::MIN, 10).in_decimals(1), -2);
+        assert_eq!(s(i32::MIN, 0).to_string(), "-2147483648");
+        assert_eq!(s(i32::MIN, 3).to_string(), "-2147483.648");
+        assert_eq!(s(i32::MAX, 10).to_string(), "0.2147483647");
+        assert_eq!(s(1234, 4).to_string(), "0.1234");
+        assert_eq!(s(1234, 3).to_string(), "1.234");
+        assert_eq!(s(-1000, 3).to_string(), "-1.000");
+    }
+
+    #[test]
+    fn bin_decode_never_overflows() {
+        let raw = [1u8, 2, 3, 4];
+        for format in [
+            BinFormat::U8,
+            BinFormat::S16,
+            BinFormat::S32,
+            BinFormat::Float,
+        ] {
+            for index in [
+                usize::MAX,
+                usize::MAX / 2,
+                usize::MAX / 4,
+                usize::MAX / 4 + 1,
+            ] {
+                assert_eq!(format.decode(&raw, index), None, "{format:?} {index}");
+            }
+        }
+        assert_eq!(BinFormat::U8.decode(&raw, 3), Some(4));
+        assert_eq!(BinFormat::U8.decode(&raw, 4), None);
     }
 }

@@ -1,31 +1,40 @@
 //! Helpers shared by the integration tests: temporary trees built from the
-//! attribute files captured on a real brick, and a real kernfs (sysfs)
-//! attribute set in a private network + mount namespace.
+//! repository's own fixtures (tests/fixtures/, attribute files as captured
+//! on a real brick), and a real kernfs (sysfs) attribute set in a private
+//! network + mount namespace.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 
-/// A directory deleted on drop. Prefers tmpfs (/dev/shm).
+/// A directory with an unpredictable name (mkdtemp, mode 0700), deleted on
+/// drop.
 pub struct TempDir(PathBuf);
 
 impl TempDir {
+    /// Under `std::env::temp_dir()` ($TMPDIR or /tmp): executables may live
+    /// here (/dev/shm is often mounted noexec, in containers in particular).
     pub fn new(tag: &str) -> TempDir {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let base = if Path::new("/dev/shm").is_dir() {
-            PathBuf::from("/dev/shm")
+        TempDir::under(&std::env::temp_dir(), tag)
+    }
+
+    /// On tmpfs (/dev/shm) when there is one, for tests that need a memory
+    /// file system; never for executables.
+    pub fn tmpfs(tag: &str) -> TempDir {
+        let shm = Path::new("/dev/shm");
+        if shm.is_dir() {
+            TempDir::under(shm, tag)
         } else {
-            std::env::temp_dir()
-        };
-        let dir = base.join(format!(
-            "ev3sysfs-test-{tag}-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        fs::create_dir_all(&dir).unwrap();
+            TempDir::new(tag)
+        }
+    }
+
+    fn under(base: &Path, tag: &str) -> TempDir {
+        let template = base.join(format!("ev3sysfs-test-{tag}-XXXXXX"));
+        let dir = nix::unistd::mkdtemp(&template)
+            .unwrap_or_else(|e| panic!("mkdtemp {}: {e}", template.display()));
         TempDir(dir)
     }
 
@@ -40,31 +49,64 @@ impl Drop for TempDir {
     }
 }
 
-/// The captured brick files (`../shared/fake-sys/devices`), if present.
-pub fn captured_devices() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fake-sys/devices");
-    dir.is_dir().then_some(dir)
+/// The fixture of `device` (`large_motor`, `medium_motor`,
+/// `infrared_sensor`, `touch_sensor`): tests/fixtures/<device>.attrs.
+pub fn fixture(device: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(format!("{device}.attrs"))
 }
 
-/// Like `captured_devices`, but a test that needs them fails with a clear
-/// message in CI (where shared/ is always beside the clone) and is skipped
-/// with a printed reason elsewhere.
-pub fn require_captured() -> Option<PathBuf> {
-    match captured_devices() {
-        Some(dir) => Some(dir),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("../shared/fake-sys/devices is missing in CI")
+/// Parses a fixture: `(path, exact contents)` per attribute file. A line is
+/// `<path> "<contents>"` with `\n`, `\t`, `\\`, `\"` and `\xNN` escapes;
+/// `#` starts a comment line.
+pub fn read_fixture(device: &str) -> Vec<(String, Vec<u8>)> {
+    let path = fixture(device);
+    let text =
+        fs::read_to_string(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()));
+    let mut files = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
         }
-        None => {
-            skip("../shared/fake-sys/devices (captured brick files) not found");
-            None
-        }
+        let bad = || panic!("{}:{}: bad line {line:?}", path.display(), number + 1);
+        let Some((name, quoted)) = line.split_once(' ') else {
+            bad()
+        };
+        let Some(inner) = quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"')) else {
+            bad()
+        };
+        files.push((name.to_owned(), unescape(inner).unwrap_or_else(|| bad())));
     }
+    files
+}
+
+fn unescape(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut bytes = text.bytes();
+    while let Some(b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        out.push(match bytes.next()? {
+            b'n' => b'\n',
+            b't' => b'\t',
+            b'\\' => b'\\',
+            b'"' => b'"',
+            b'x' => {
+                let hex = [bytes.next()?, bytes.next()?];
+                u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?
+            }
+            _ => return None,
+        });
+    }
+    Some(out)
 }
 
 /// Access of tacho-motor and lego-sensor attributes on a brick (kernel facts
-/// §1.1, §4.2, §7.1), in the group bits as a mock tree carries it: the
-/// captured files are all r--r--r--.
+/// §1.1, §4.2, §7.1), in the group bits as a mock tree carries it.
 fn ev3dev_mode(name: &str) -> u32 {
     const WRITE_ONLY: &[&str] = &["command"];
     const READ_WRITE: &[&str] = &[
@@ -93,19 +135,17 @@ fn ev3dev_mode(name: &str) -> u32 {
     }
 }
 
-/// Copies captured device `captured` (e.g. "large_motor") to
-/// `<root>/<class>/<name>` with ev3dev permission bits and returns the
-/// device directory.
-pub fn install_captured(
-    captured: &Path,
-    device: &str,
-    root: &Path,
-    class: &str,
-    name: &str,
-) -> PathBuf {
-    let src = captured.join(device);
+/// Writes fixture `device` (e.g. "large_motor") to `<root>/<class>/<name>`
+/// with ev3dev permission bits and returns the device directory.
+pub fn install_fixture(device: &str, root: &Path, class: &str, name: &str) -> PathBuf {
     let dst = root.join(class).join(name);
-    copy_tree(&src, &dst);
+    for (path, contents) in read_fixture(device) {
+        let target = dst.join(&path);
+        fs::create_dir_all(target.parent().unwrap()).unwrap();
+        fs::write(&target, contents).unwrap();
+        let file_name = target.file_name().unwrap().to_str().unwrap();
+        fs::set_permissions(&target, fs::Permissions::from_mode(ev3dev_mode(file_name))).unwrap();
+    }
     // A write-only `command` file may be missing from a capture.
     let command = dst.join("command");
     if !command.exists() {
@@ -113,21 +153,6 @@ pub fn install_captured(
         fs::set_permissions(&command, fs::Permissions::from_mode(0o620)).unwrap();
     }
     dst
-}
-
-fn copy_tree(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for entry in fs::read_dir(src).unwrap() {
-        let entry = entry.unwrap();
-        let target = dst.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-            let name = entry.file_name().into_string().unwrap();
-            fs::set_permissions(&target, fs::Permissions::from_mode(ev3dev_mode(&name))).unwrap();
-        }
-    }
 }
 
 /// Contents of a mock attribute file, as stored.
@@ -184,67 +209,95 @@ impl Drop for Kernfs {
 }
 
 fn run_ip(args: &[&str]) {
+    if let Err(e) = try_ip(args) {
+        panic!("{e}");
+    }
+}
+
+fn try_ip(args: &[&str]) -> Result<(), String> {
     let out = Command::new("ip")
         .args(args)
         .output()
-        .expect("run ip (iproute2)");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .map_err(|e| format!("cannot run ip (iproute2): {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Private network + mount namespaces for the calling thread, a sysfs
+/// mounted in them, a veth pair. Any failure is a reason to skip: the
+/// machine (a container under `cross test`: EPERM) cannot give us this.
+fn set_up_kernfs() -> Result<Kernfs, String> {
+    use nix::mount::{mount, MsFlags};
+    use nix::sched::{unshare, CloneFlags};
+    // Namespaces are per thread: only this thread moves.
+    unshare(CloneFlags::CLONE_NEWNET | CloneFlags::CLONE_NEWNS)
+        .map_err(|e| format!("unshare(CLONE_NEWNET | CLONE_NEWNS): {e}"))?;
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(|e| format!("make / private in the new mount namespace: {e}"))?;
+    let dir = TempDir::new("kernfs");
+    // A sysfs mounted in the new network namespace shows its devices.
+    mount(
+        Some("sysfs"),
+        dir.path(),
+        Some("sysfs"),
+        MsFlags::empty(),
+        None::<&str>,
+    )
+    .map_err(|e| format!("mount sysfs: {e}"))?;
+    let kernfs = Kernfs {
+        class_root: dir.path().join("class"),
+        mount: dir,
+        ifname: "ev3t0".to_string(),
+    };
+    try_ip(&[
+        "link",
+        "add",
+        &kernfs.ifname,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "ev3t1",
+    ])?;
+    Ok(kernfs)
 }
 
 /// Runs `test` in a new thread that has its own network and mount namespaces
 /// with a real sysfs mounted at a temporary directory and a veth pair in it.
-/// Returns `false` (after printing why) when not root: the namespaces need
-/// CAP_SYS_ADMIN. As root any failure fails the test.
+/// Returns `false` (after printing why) when that cannot be set up: not
+/// root, or namespaces refused (EPERM in a container). Once set up, any
+/// failure of `test` fails the test.
 pub fn with_kernfs(test: impl FnOnce(&Kernfs) + Send) -> bool {
     if !is_root() {
         skip("real kernfs tests need root (unshare -nm, mount sysfs, ip link add)");
         return false;
     }
     std::thread::scope(|s| {
-        s.spawn(|| {
-            use nix::mount::{mount, MsFlags};
-            use nix::sched::{unshare, CloneFlags};
-            // Namespaces are per thread: only this thread moves.
-            unshare(CloneFlags::CLONE_NEWNET | CloneFlags::CLONE_NEWNS)
-                .expect("unshare(CLONE_NEWNET | CLONE_NEWNS)");
-            mount(
-                None::<&str>,
-                "/",
-                None::<&str>,
-                MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-                None::<&str>,
-            )
-            .expect("make / private in the new mount namespace");
-            let dir = TempDir::new("kernfs");
-            // A sysfs mounted in the new network namespace shows its devices.
-            mount(
-                Some("sysfs"),
-                dir.path(),
-                Some("sysfs"),
-                MsFlags::empty(),
-                None::<&str>,
-            )
-            .expect("mount sysfs");
-            let ifname = "ev3t0".to_string();
-            run_ip(&[
-                "link", "add", &ifname, "type", "veth", "peer", "name", "ev3t1",
-            ]);
-            let kernfs = Kernfs {
-                class_root: dir.path().join("class"),
-                mount: dir,
-                ifname,
-            };
-            test(&kernfs);
+        s.spawn(|| match set_up_kernfs() {
+            Ok(kernfs) => {
+                test(&kernfs);
+                true
+            }
+            Err(why) => {
+                skip(&format!("real kernfs tests: cannot set up: {why}"));
+                false
+            }
         })
         .join()
-        .map_err(std::panic::resume_unwind)
-        .ok();
-    });
-    true
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 /// A fresh simulated brick (a FUSE mount), or `None` with a printed reason

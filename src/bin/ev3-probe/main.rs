@@ -106,6 +106,15 @@ fn choose(o: &Options) -> Result<Chosen, String> {
     })
 }
 
+/// `true` for a regular file that is not a sysfs attribute (a mock tree's).
+fn is_regular_non_sysfs(chosen: &Chosen, path: &Path) -> bool {
+    let sysfs = chosen
+        .device
+        .attribute(&chosen.write_attr)
+        .is_ok_and(|a| a.backing() == Backing::Sysfs);
+    !sysfs && std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
 fn split_attr_path(path: &Path) -> Result<(PathBuf, String), String> {
     let name = path
         .file_name()
@@ -263,6 +272,14 @@ fn add_simulated_motor(tree: &MockTree) -> ev3sysfs::Result<()> {
 fn run(o: &Options) -> Result<(), String> {
     let chosen = choose(o)?;
     let (value, original) = value_to_write(o, &chosen)?;
+    // A regular file given with --path gets its exact bytes back (white
+    // space and all); sysfs gets the value, as the kernel re-renders it.
+    let original_file = match &o.path {
+        Some(path) if is_regular_non_sysfs(&chosen, path) => {
+            Some(std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
+        }
+        _ => None,
+    };
     let mut read_attr = chosen.read_attr.clone();
     if let Some(r) = &read_attr {
         match chosen.device.attribute(r) {
@@ -347,8 +364,13 @@ fn run(o: &Options) -> Result<(), String> {
         .collect();
     let outcomes = strategy::run_all(&target, &plan, &rows);
 
-    // Put the original value back, through the crate (whole-value store).
-    if let Some(orig) = original.filter(|v| !v.is_empty()) {
+    // Put the original back: a regular file byte for byte, a sysfs value
+    // through the crate (whole-value store).
+    if let (Some(bytes), Some(path)) = (&original_file, &o.path) {
+        if let Err(e) = std::fs::write(path, bytes) {
+            eprintln!("ev3-probe: could not restore {}: {e}", path.display());
+        }
+    } else if let Some(orig) = original.filter(|v| !v.is_empty()) {
         if let Err(e) = target.device.write_str(&target.write_attr, &orig) {
             eprintln!("ev3-probe: could not restore {}: {e}", target.write_attr);
         }
