@@ -286,6 +286,7 @@ impl Attribute {
     /// [`Error::Disconnected`] when the device is gone, [`Error::Unsupported`]
     /// when the driver cannot show this attribute (`EOPNOTSUPP`, or `ENXIO`
     /// for a `valueN` beyond `num_values`), others as mapped by [`Error`].
+    #[inline]
     pub fn read_bytes(&self, buf: &mut [u8]) -> Result<usize> {
         if !self.access.can_read() {
             return Err(self.wrong_access(Operation::Read));
@@ -300,6 +301,7 @@ impl Attribute {
     ///
     /// # Errors
     /// As [`Attribute::read_bytes`], or what `parse` returns.
+    #[inline]
     pub fn read_with<R>(&self, parse: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
         let mut small = [0u8; SMALL_READ];
         let n = self.read_bytes(&mut small)?;
@@ -353,6 +355,7 @@ impl Attribute {
     /// # Errors
     /// As [`Attribute::read_bytes`]; [`Error::Parse`] with the raw contents
     /// when the value is not one decimal integer.
+    #[inline]
     pub fn read_i64(&self) -> Result<i64> {
         self.read_with(|raw| {
             value::parse_int(raw).ok_or_else(|| Error::parse(&self.path, raw, "a decimal integer"))
@@ -365,6 +368,7 @@ impl Attribute {
     /// # Errors
     /// As [`Attribute::read_i64`]; [`Error::Parse`] also when the value does
     /// not fit in `i32`.
+    #[inline]
     pub fn read_int(&self) -> Result<i32> {
         self.read_with(|raw| {
             value::parse_int(raw)

@@ -32,6 +32,7 @@ pub(crate) fn format_int(value: i64, buf: &mut [u8; INT_BUF_LEN]) -> &[u8] {
 
 /// The value without surrounding ASCII white space (the kernel's trailing
 /// newline in particular).
+#[inline]
 pub fn trim(raw: &[u8]) -> &[u8] {
     raw.trim_ascii()
 }
@@ -40,6 +41,7 @@ pub fn trim(raw: &[u8]) -> &[u8] {
 ///
 /// Returns `None` for anything else: empty text, other characters, more than
 /// one value, or a number that does not fit in `i64`.
+#[inline]
 pub fn parse_int(raw: &[u8]) -> Option<i64> {
     let text = trim(raw);
     let (negative, digits) = match text.split_first() {

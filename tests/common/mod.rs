@@ -126,12 +126,14 @@ fn ev3dev_mode(name: &str) -> u32 {
         "Ki",
         "Kd",
     ];
+    // As sysfs shows them after ev3dev's udev rules: the I/O core infers
+    // the access from these bits.
     if WRITE_ONLY.contains(&name) {
-        0o620
+        0o220
     } else if READ_WRITE.contains(&name) {
         0o664
     } else {
-        0o644
+        0o444
     }
 }
 
@@ -150,7 +152,7 @@ pub fn install_fixture(device: &str, root: &Path, class: &str, name: &str) -> Pa
     let command = dst.join("command");
     if !command.exists() {
         fs::write(&command, b"").unwrap();
-        fs::set_permissions(&command, fs::Permissions::from_mode(0o620)).unwrap();
+        fs::set_permissions(&command, fs::Permissions::from_mode(0o220)).unwrap();
     }
     dst
 }
