@@ -39,8 +39,10 @@
 )]
 
 pub mod attr;
+pub mod control;
 pub mod device;
 pub mod discover;
+pub mod drive;
 mod emulate;
 pub mod error;
 pub mod guard;
@@ -51,8 +53,10 @@ pub mod mock;
 pub mod motor;
 pub mod port;
 pub mod power;
+pub mod prelude;
 pub mod sensor;
 mod sys;
+pub mod units;
 pub mod value;
 
 pub use attr::{Access, Attribute, Backing, MAX_VALUE_LEN};

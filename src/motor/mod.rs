@@ -3,6 +3,7 @@
 
 mod dc;
 mod group;
+mod moves;
 mod servo;
 mod state;
 mod tacho;
@@ -11,6 +12,7 @@ mod wait;
 
 pub use dc::{DcCommand, DcMotor};
 pub use group::{TachoGroup, Tank};
+pub use moves::{Finished, Then, STALL_WAIT_LIMIT};
 pub use servo::ServoMotor;
 pub use state::{Pid, State};
 pub(crate) use tacho::CommandMemory;
