@@ -40,8 +40,10 @@
 
 pub mod attr;
 pub mod buttons;
+pub mod control;
 pub mod device;
 pub mod discover;
+pub mod drive;
 pub mod error;
 pub mod guard;
 #[cfg(feature = "hal")]
@@ -53,10 +55,12 @@ pub mod mock;
 pub mod motor;
 pub mod port;
 pub mod power;
+pub mod prelude;
 pub mod screen;
 pub mod sensor;
 pub mod sound;
 mod sys;
+pub mod units;
 pub mod value;
 
 pub use attr::{Access, Attribute, Backing, MAX_VALUE_LEN};

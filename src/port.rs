@@ -134,3 +134,80 @@ impl LegoPort {
         self.device.read_string("status")
     }
 }
+
+/// The EV3's ports, accepted wherever a port name is: `Port` dereferences to
+/// its name (`outA`..`outD`, `in1`..`in4`), so `&Port::OutA` is a `&str`.
+///
+/// ```
+/// use ev3sysfs::port::Port;
+///
+/// fn takes_a_name(port: &str) -> &str { port }
+/// assert_eq!(takes_a_name(&Port::OutA), "outA");
+/// assert_eq!(Port::In3.to_string(), "in3");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Port {
+    /// Output port A.
+    OutA,
+    /// Output port B.
+    OutB,
+    /// Output port C.
+    OutC,
+    /// Output port D.
+    OutD,
+    /// Input port 1.
+    In1,
+    /// Input port 2.
+    In2,
+    /// Input port 3.
+    In3,
+    /// Input port 4.
+    In4,
+}
+
+impl Port {
+    /// All ports, outputs first.
+    pub const ALL: [Port; 8] = [
+        Port::OutA,
+        Port::OutB,
+        Port::OutC,
+        Port::OutD,
+        Port::In1,
+        Port::In2,
+        Port::In3,
+        Port::In4,
+    ];
+
+    /// The port's name as addresses use it (`outA`, `in1`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Port::OutA => "outA",
+            Port::OutB => "outB",
+            Port::OutC => "outC",
+            Port::OutD => "outD",
+            Port::In1 => "in1",
+            Port::In2 => "in2",
+            Port::In3 => "in3",
+            Port::In4 => "in4",
+        }
+    }
+}
+
+impl std::ops::Deref for Port {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Port {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for Port {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

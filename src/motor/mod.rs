@@ -4,6 +4,7 @@
 mod dc;
 mod group;
 pub(crate) mod memory;
+mod moves;
 mod servo;
 mod state;
 mod tacho;
@@ -12,6 +13,7 @@ mod wait;
 
 pub use dc::{DcCommand, DcMotor};
 pub use group::{TachoGroup, Tank};
+pub use moves::{Finished, Then, STALL_WAIT_LIMIT};
 pub use servo::ServoMotor;
 pub use state::{Pid, State};
 pub use tacho::TachoMotor;

@@ -1,0 +1,38 @@
+//! [`Tank`] in units: open both motors at once, run them at [`Speed`]s.
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::motor::{TachoMotor, Tank};
+use crate::units::Speed;
+
+impl Tank {
+    /// Opens the EV3 large motors on `left` and `right` (port names or
+    /// [`Port`](crate::port::Port)s) as a tank.
+    ///
+    /// # Errors
+    /// As [`TachoMotor::large`].
+    pub fn large(root: impl AsRef<Path>, left: &str, right: &str) -> Result<Tank> {
+        let root = root.as_ref();
+        Ok(Tank::new(
+            TachoMotor::large(root, left)?,
+            TachoMotor::large(root, right)?,
+        ))
+    }
+
+    /// Runs the left and right motors at their [`Speed`]s
+    /// ([`Percent`](crate::units::Percent) of `max_speed`,
+    /// [`DegPerSec`](crate::units::DegPerSec)) until stopped.
+    ///
+    /// # Errors
+    /// [`crate::Error::OutOfRange`] beyond `max_speed`, before anything is
+    /// written; write errors.
+    pub fn on(&self, left: impl Speed, right: impl Speed) -> Result<()> {
+        let counts = |m: &TachoMotor, s: &dyn Fn(i32, i32) -> i32| {
+            s(m.count_per_rot().unwrap_or(360), m.max_speed())
+        };
+        let l = counts(&self.left, &|c, m| left.counts_per_sec(c, m));
+        let r = counts(&self.right, &|c, m| right.counts_per_sec(c, m));
+        self.drive(l, r)
+    }
+}
