@@ -17,6 +17,7 @@ pub use crate::default_root;
 pub use crate::drive::{DriveBase, Pose};
 pub use crate::error::{Error, Result};
 pub use crate::guard::StopGuard;
+#[cfg(feature = "sim")]
 pub use crate::mock::Playground;
 pub use crate::motor::{Finished, StopAction, TachoMotor, Tank, Then};
 pub use crate::port::Port;
