@@ -350,6 +350,18 @@ impl StopGuard {
         Ok(StopGuard::new(None))
     }
 
+    /// Installs a guard (as [`StopGuard::install`]) protecting `motors`:
+    /// the one-line form for a program's start. Keep it alive:
+    /// `let _guard = StopGuard::protecting(&tank)?;`.
+    ///
+    /// # Errors
+    /// As [`StopGuard::install`] and [`StopGuard::protect`].
+    pub fn protecting(motors: &impl Stoppable) -> Result<StopGuard> {
+        let guard = StopGuard::install()?;
+        guard.protect(motors)?;
+        Ok(guard)
+    }
+
     /// Installs a guard, signal handlers included, that stops every motor
     /// with `action` (motors that do not offer it coast).
     ///
