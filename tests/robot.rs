@@ -163,3 +163,19 @@ fn run_angle_and_run_target_end_done_at_the_angle() {
     );
     assert!(arm.angle().unwrap().0.abs() <= 1);
 }
+
+#[test]
+fn a_guard_protects_a_drive_base() {
+    let Some((tree, _, _sim)) = brick() else {
+        return;
+    };
+    let base = drive_base(&tree);
+    let guard = ev3sysfs::StopGuard::install_without_signals(None).unwrap();
+    guard.protect(&base).unwrap();
+    base.drive(MmPerSec(200), DegPerSec(30)).unwrap();
+    assert!(base.left().state().unwrap().running());
+    assert!(base.right().state().unwrap().running());
+    drop(guard); // as at the end of main, a panic or a signal
+    assert!(!base.left().state().unwrap().running());
+    assert!(!base.right().state().unwrap().running());
+}
