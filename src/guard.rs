@@ -173,7 +173,7 @@ pub struct StopFiles<'a> {
 }
 
 /// A motor, or motors, a guard can stop: [`TachoMotor`], [`DcMotor`],
-/// [`TachoGroup`], [`Tank`].
+/// [`TachoGroup`], [`Tank`], [`DriveBase`](crate::drive::DriveBase).
 pub trait Stoppable: sealed::Sealed {
     /// Calls `each` with every motor's files, given the stop action the
     /// guard forces (`None`: the motor's own).
@@ -191,6 +191,7 @@ mod sealed {
     impl Sealed for crate::motor::DcMotor {}
     impl Sealed for crate::motor::TachoGroup<'_> {}
     impl Sealed for crate::motor::Tank {}
+    impl Sealed for crate::drive::DriveBase {}
 }
 
 impl Stoppable for TachoMotor {
@@ -259,6 +260,17 @@ impl Stoppable for Tank {
     ) -> Result<()> {
         self.left.each_motor(forced, each)?;
         self.right.each_motor(forced, each)
+    }
+}
+
+impl Stoppable for crate::drive::DriveBase {
+    fn each_motor(
+        &self,
+        forced: Option<StopAction>,
+        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.left().each_motor(forced, each)?;
+        self.right().each_motor(forced, each)
     }
 }
 
@@ -350,6 +362,18 @@ impl StopGuard {
         Ok(StopGuard::new(None))
     }
 
+    /// Installs a guard (as [`StopGuard::install`]) protecting `motors`:
+    /// the one-line form for a program's start. Keep it alive:
+    /// `let _guard = StopGuard::protecting(&tank)?;`.
+    ///
+    /// # Errors
+    /// As [`StopGuard::install`] and [`StopGuard::protect`].
+    pub fn protecting(motors: &impl Stoppable) -> Result<StopGuard> {
+        let guard = StopGuard::install()?;
+        guard.protect(motors)?;
+        Ok(guard)
+    }
+
     /// Installs a guard, signal handlers included, that stops every motor
     /// with `action` (motors that do not offer it coast).
     ///
@@ -382,8 +406,9 @@ impl StopGuard {
         }
     }
 
-    /// Protects `motors`: a [`TachoMotor`], a [`DcMotor`], a [`TachoGroup`]
-    /// or a [`Tank`]. Protecting a motor again (also through another handle
+    /// Protects `motors`: a [`TachoMotor`], a [`DcMotor`], a [`TachoGroup`],
+    /// a [`Tank`] or a [`DriveBase`](crate::drive::DriveBase) (both its
+    /// motors). Protecting a motor again (also through another handle
     /// of it) uses no further slot.
     ///
     /// # Errors

@@ -3,8 +3,41 @@
 //! Drive LEGO EV3 motors, sensors, LEDs and the battery through ev3dev's sysfs
 //! attribute files with the lowest latency the kernel allows.
 //!
-//! Every attribute file is opened once (`O_SYNC | O_CLOEXEC`, with the access
-//! mode the attribute allows) and kept open. After that a command is **one**
+//! A robot program: a tank drives forward until its bumper is pressed; the
+//! stop guard stops the motors however the program ends.
+//!
+//! ```
+//! use ev3sysfs::prelude::*;
+//!
+//! fn main() -> Result<()> {
+//!     let root = default_root(); // /sys/class on the brick
+//! #   // Here: a simulated brick with a wall 400 mm ahead of the bumper.
+//! #   use ev3sysfs::mock::{MockTree, SensorDriver, Simulator, TachoDriver};
+//! #   let tree = std::sync::Arc::new(MockTree::ev3()?);
+//! #   let left = tree.add_tacho_motor("outB", TachoDriver::Ev3Large)?;
+//! #   tree.add_tacho_motor("outC", TachoDriver::Ev3Large)?;
+//! #   let touch = tree.add_sensor("in1", SensorDriver::Ev3Touch)?;
+//! #   let mut sim = Simulator::new(std::sync::Arc::clone(&tree))?;
+//! #   sim.script_sensor(&touch, 0, move |w| i64::from(w.position(&left) > 820));
+//! #   let _sim = sim.run_realtime();
+//! #   let root = tree.root();
+//!     let tank = Tank::large(&root, "outB", "outC")?;
+//!     let bumper = TouchSensor::find(&root, "in1")?;
+//!     // Ctrl-C, a panic or an error: the motors stop.
+//!     let _guard = StopGuard::protecting(&tank)?;
+//!     tank.on(Percent(50), Percent(50))?;
+//!     bumper.wait_for(true, Duration::from_secs(30))?;
+//!     tank.stop()
+//! }
+//! ```
+//!
+//! [`prelude`] has what robot programs use; [`drive::DriveBase`] drives in
+//! millimetres and degrees with odometry, [`control`] has a PID and a
+//! fixed-rate loop, and [`units`] the units and one-call moves
+//! ([`motor::TachoMotor::run_angle`] and co.).
+//!
+//! The I/O underneath: every attribute file is opened once (`O_SYNC |
+//! O_CLOEXEC`, with the access mode the attribute allows) and kept open. After that a command is **one**
 //! `pwrite(fd, bytes, 0)` and a read is **one** `pread(fd, buf, 0)` into a
 //! stack buffer: no `lseek`, no reopen, no heap allocation. Methods take
 //! `&self` and every type is `Send + Sync` without locks, since positional

@@ -3,10 +3,26 @@
 //! ```
 //! use ev3sysfs::prelude::*;
 //!
-//! fn forward(base: &DriveBase) -> Result<Finished> {
-//!     base.straight(Millimetres(300))
+//! fn square(base: &DriveBase) -> Result<Pose> {
+//!     for _ in 0..4 {
+//!         base.straight(Millimetres(300))?;
+//!         base.turn(Degrees(90))?;
+//!     }
+//!     base.state()
 //! }
-//! assert_eq!(Port::OutA.to_string(), "outA");
+//!
+//! // Large motors on outB and outC: on the brick, or simulated here.
+//! let brick = Playground::brick_or_simulated("tacho-motor", |tree| {
+//!     tree.add_tacho_motor(&Port::OutB, ev3sysfs::mock::TachoDriver::Ev3Large)?;
+//!     tree.add_tacho_motor(&Port::OutC, ev3sysfs::mock::TachoDriver::Ev3Large)?;
+//!     Ok(())
+//! })?;
+//! let left = TachoMotor::large(brick.root(), &Port::OutB)?;
+//! let right = TachoMotor::large(brick.root(), &Port::OutC)?;
+//! let base = DriveBase::new(left, right, Millimetres(56), Millimetres(112))?;
+//! let end = square(&base)?;
+//! assert!(end.distance_from_start_um() < 24_000); // within 2 % of the path
+//! # Ok::<(), Error>(())
 //! ```
 
 pub use std::path::Path;

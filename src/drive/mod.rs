@@ -1,6 +1,6 @@
 //! [`DriveBase`]: a two-wheeled robot driven in millimetres and degrees,
 //! with odometry from both encoders (and an EV3 gyro, when given); and
-//! [`Tank`] helpers in units.
+//! [`Tank`](crate::motor::Tank) helpers in units.
 //!
 //! Conventions (as pybricks and the EV3 gyro): distances forward are
 //! positive, angles and turn rates clockwise (to the right) are positive;

@@ -12,7 +12,8 @@
 //!   [`MockTree::tick`].
 //! * What motors do (speed regulation, ramps, positions, stop actions,
 //!   stalls) is the tacho model's, `src/mock/tacho.rs`, with its limits.
-//! * [`Simulator::block`] holds a motor still (a wall, a hand).
+//! * [`Simulator::block`] holds a motor still (a wall, a hand);
+//!   [`Simulator::end_stops`] limits its travel.
 //! * Sensor values come from scripts ([`Simulator::script_sensor`]),
 //!   evaluated every tick and injected into the sensor's model.
 
@@ -98,6 +99,17 @@ impl Simulator {
         let _ = self.tree.with_model(device, |model, _| {
             if let Some(motor) = model.as_any_mut().downcast_mut::<TachoMotor>() {
                 motor.set_blocked(blocked);
+            }
+        });
+    }
+
+    /// Puts end stops on motor `device` at the shown positions `low` and
+    /// `high` (counts): it turns freely between them and stalls against
+    /// them (an arm's travel). `None` takes them away.
+    pub fn end_stops(&mut self, device: &MockDevice, stops: Option<(i64, i64)>) {
+        let _ = self.tree.with_model(device, |model, _| {
+            if let Some(motor) = model.as_any_mut().downcast_mut::<TachoMotor>() {
+                motor.set_end_stops(stops);
             }
         });
     }

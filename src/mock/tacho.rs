@@ -145,6 +145,8 @@ pub(crate) struct TachoMotor {
     decel: f64,
     driver_ramping: bool,
     blocked: bool,
+    /// Positions (internal, no polarity) the motor cannot turn beyond.
+    end_stops: Option<(f64, f64)>,
     still_for: Duration,
     shown_state: String,
 }
@@ -171,6 +173,7 @@ impl TachoMotor {
             decel: f64::from(driver.max_speed()) / 0.3,
             driver_ramping: false,
             blocked: false,
+            end_stops: None,
             still_for: Duration::ZERO,
             shown_state: String::new(),
         }
@@ -197,6 +200,16 @@ impl TachoMotor {
     /// Holds the motor still (a wall, a hand) or lets it go.
     pub(crate) fn set_blocked(&mut self, blocked: bool) {
         self.blocked = blocked;
+    }
+
+    /// Puts end stops at the shown positions `low` and `high` (counts): the
+    /// motor cannot turn beyond them (`None`: no stops).
+    pub(crate) fn set_end_stops(&mut self, stops: Option<(i64, i64)>) {
+        let sign = f64::from(self.sign());
+        self.end_stops = stops.map(|(a, b)| {
+            let (a, b) = (a as f64 * sign, b as f64 * sign);
+            (a.min(b), a.max(b))
+        });
     }
 
     /// Whether a run command is active (`running` in `state`).
@@ -452,6 +465,13 @@ impl TachoMotor {
         };
         if self.blocked {
             self.speed = 0.0;
+        }
+        if let Some((low, high)) = self.end_stops {
+            let next = self.position + self.speed * STEP_S;
+            if next < low || next > high {
+                self.position = next.clamp(low, high);
+                self.speed = 0.0;
+            }
         }
         if self.speed == 0.0 && target != 0.0 {
             self.still_for += STEP;
