@@ -51,7 +51,7 @@
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::attr::Attribute;
@@ -398,9 +398,9 @@ impl StopGuard {
     }
 
     fn new(forced: Option<StopAction>) -> StopGuard {
-        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        static NEXT_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
         StopGuard {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            id: u64::from(NEXT_ID.fetch_add(1, Ordering::Relaxed)),
             forced,
             armed: AtomicBool::new(true),
         }
