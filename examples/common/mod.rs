@@ -5,7 +5,7 @@
 //! just returns the brick's devices.
 #![allow(dead_code)]
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
 use ev3sysfs::mock::{MockDevice, Playground, SensorDriver, TachoDriver, World};
@@ -99,7 +99,7 @@ pub fn bumper_world() -> Result<Brick> {
 /// reflection ramps over the 30 mm around the edge. On drop, says how far
 /// the sensor strayed from the edge after the first second.
 pub fn line_world() -> Result<Brick> {
-    let worst_um = Arc::new(AtomicI64::new(-1));
+    let worst_um = Arc::new(AtomicI32::new(-1));
     let seen = Arc::clone(&worst_um);
     let mut brick = brick(
         |tree| tank_and(tree, ("in3", SensorDriver::Ev3Color)),
@@ -120,7 +120,10 @@ pub fn line_world() -> Result<Brick> {
                 let (sx, sy) = (x + ahead * heading.cos(), y + ahead * heading.sin());
                 let off = (sx * sx + (sy - radius) * (sy - radius)).sqrt() - radius;
                 if w.time.as_millis() > 1000 {
-                    worst_um.fetch_max((off.abs() * 1000.0) as i64, Ordering::Relaxed);
+                    worst_um.fetch_max(
+                        (off.abs() * 1000.0).min(f64::from(i32::MAX)) as i32,
+                        Ordering::Relaxed,
+                    );
                 }
                 (50.0 + off * 3.0).clamp(5.0, 95.0).round() as i64
             });
