@@ -211,6 +211,8 @@ fn mounting_without_permission_fails_clearly() {
             "--clear-groups",
             "--",
         ])
+        // Through the cross runner (qemu-arm-static) when there is one.
+        .args(std::env::var_os("EV3SYSFS_TEST_RUNNER").filter(|r| !r.is_empty()))
         .arg(&exe)
         .args([
             "--exact",

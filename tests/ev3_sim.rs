@@ -18,6 +18,12 @@ fn ev3_sim() -> Option<PathBuf> {
         common::skip("ev3-sim needs root here (mount namespace, mount syscall)");
         return None;
     }
+    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
+        // ev3-sim is a host tool: under qemu-user it would start `unshare`,
+        // which cannot exec the emulated binary again.
+        common::skip("ev3-sim runs on the host architecture only (not under qemu-user)");
+        return None;
+    }
     // Can this machine mount the brick at all?
     common::brick()?;
     Some(PathBuf::from(bin))
