@@ -46,6 +46,10 @@ fn simulator() -> Option<PathBuf> {
         skip("/dev/fuse is missing");
         return None;
     }
+    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
+        skip("ev3-sim --over-sys-class runs on the host architecture only (not under qemu-user)");
+        return None;
+    }
     Some(PathBuf::from(bin))
 }
 

@@ -33,7 +33,10 @@
 //! base.turn(Degrees(90))?; // to the right
 //! base.straight(Millimetres(100))?;
 //! let pose = base.state()?;
-//! assert_eq!((pose.x(), pose.y(), pose.heading()), (Millimetres(200), Millimetres(100), Degrees(90)));
+//! // Within a few mm and a degree (the real-time simulator stops each move
+//! // within a tick or two of its target):
+//! assert!((pose.x().0 - 200).abs() <= 3 && (pose.y().0 - 100).abs() <= 3, "{pose:?}");
+//! assert!((pose.heading().0 - 90).abs() <= 1, "{pose:?}");
 //! # Ok::<(), ev3sysfs::Error>(())
 //! ```
 

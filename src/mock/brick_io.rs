@@ -101,6 +101,9 @@ impl Shared {
 /// };
 /// let io = tree.add_brick_io(Geometry::EV3_MONO)?; // $EV3SYSFS_DEV: io.dev_root()
 /// let buttons = Buttons::open(io.buttons_path())?;
+/// # if let Err(e) = buttons.pressed() {
+/// #     if e.errno() == Some(38) { return Ok(eprintln!("EVIOCGKEY is ENOSYS here (qemu-user)")); }
+/// # }
 /// io.press(Button::Enter);
 /// buttons.wait_for_press(Button::Enter, Duration::from_secs(1))?;
 ///
