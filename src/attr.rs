@@ -291,9 +291,17 @@ impl Attribute {
         if !self.access.can_read() {
             return Err(self.wrong_access(Operation::Read));
         }
-        self.file
-            .read_at(buf, 0)
-            .map_err(|e| Error::from_io(&self.path, Operation::Read, None, e))
+        // nix's pread is the libc call itself (inlined here), where std's
+        // `read_at` is one more out-of-line function in the precompiled std.
+        nix::sys::uio::pread(self.file.as_fd(), buf, 0).map_err(|e| self.read_error(e))
+    }
+
+    /// The error of a failed read, out of line.
+    #[cold]
+    #[inline(never)]
+    fn read_error(&self, errno: nix::errno::Errno) -> Error {
+        let e = std::io::Error::from_raw_os_error(errno as i32);
+        Error::from_io(&self.path, Operation::Read, None, e)
     }
 
     /// Reads the value and hands its raw bytes to `parse`, without
@@ -370,11 +378,29 @@ impl Attribute {
     /// not fit in `i32`.
     #[inline]
     pub fn read_int(&self) -> Result<i32> {
-        self.read_with(|raw| {
-            value::parse_int(raw)
-                .and_then(|v| i32::try_from(v).ok())
-                .ok_or_else(|| Error::parse(&self.path, raw, "a 32-bit decimal integer"))
-        })
+        // An i32 takes at most 12 bytes with its newline: a small buffer
+        // (cheap to clear) does; anything as long goes the general way.
+        let mut small = [0u8; 24];
+        let n = self.read_bytes(&mut small)?;
+        if n < small.len() {
+            return self.parse_i32(&small[..n]);
+        }
+        self.read_with(|raw| self.parse_i32(raw))
+    }
+
+    #[inline]
+    fn parse_i32(&self, raw: &[u8]) -> Result<i32> {
+        match value::parse_int(raw).and_then(|v| i32::try_from(v).ok()) {
+            Some(v) => Ok(v),
+            None => Err(self.int_error(raw)),
+        }
+    }
+
+    /// The parse error of [`Attribute::read_int`], out of line.
+    #[cold]
+    #[inline(never)]
+    fn int_error(&self, raw: &[u8]) -> Error {
+        Error::parse(&self.path, raw, "a 32-bit decimal integer")
     }
 
     /// `true` when `word` is in the space-separated (or bracketed) list this
