@@ -270,20 +270,6 @@ impl ev3sysfs::mock::kobject::Model for Fragile {
         self.0 = String::from_utf8_lossy(value).trim_end().to_owned();
         Ok(value.len())
     }
-    fn inject(
-        &mut self,
-        _attr: &str,
-        _value: &str,
-        _fx: &mut ev3sysfs::mock::kobject::Effects,
-    ) -> Result<(), i32> {
-        Err(libc::ENOENT)
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[test]

@@ -1,8 +1,6 @@
 //! The brick itself: the battery (`power_supply/lego-ev3-battery`, the
 //! stretch `lego_ev3_battery.c` driver) and `board-info/board0`.
 
-use std::any::Any;
-
 use super::kernel::{
     kstrtol, match_string, power_attrs, ro, show_int, show_power, show_str, store_power,
 };
@@ -138,14 +136,6 @@ impl Model for Battery {
         }
         Ok(())
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 /// `board-info/board0`: what `ev3_board.c` registers for the main board.
@@ -175,18 +165,6 @@ impl Model for BoardInfo {
 
     fn store(&mut self, attr: &str, value: &[u8], _fx: &mut Effects) -> KResult<usize> {
         store_power(attr, value).unwrap_or(Err(libc::EACCES))
-    }
-
-    fn inject(&mut self, _attr: &str, _value: &str, _fx: &mut Effects) -> KResult<()> {
-        Err(libc::ENOENT)
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 

@@ -102,8 +102,26 @@ pub struct PortRequest {
     pub driver: Option<String>,
 }
 
+/// Downcasting for models (the simulator's scripts read motor positions,
+/// block motors, ...): implemented for every `'static` type.
+pub trait AsAny: Any {
+    /// The model as [`Any`], to downcast to the concrete model.
+    fn as_any(&self) -> &dyn Any;
+    /// The model as mutable [`Any`], to downcast to the concrete model.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
 /// One simulated device: the values behind its attribute files.
-pub trait Model: Send + 'static {
+pub trait Model: AsAny + Send + 'static {
     /// The sysfs class directory (`tacho-motor`, `lego-sensor`, `leds`, ...).
     fn class(&self) -> &'static str;
 
@@ -148,20 +166,16 @@ pub trait Model: Send + 'static {
     /// the attribute's new rendered value, without the trailing newline.
     ///
     /// # Errors
-    /// `ENOENT` for an attribute the model cannot inject, `EINVAL` for a
-    /// value it cannot parse.
-    fn inject(&mut self, attr: &str, value: &str, fx: &mut Effects) -> KResult<()>;
+    /// `ENOENT` for an attribute the model cannot inject (the default: a
+    /// model with nothing to inject), `EINVAL` for a value it cannot parse.
+    fn inject(&mut self, attr: &str, value: &str, fx: &mut Effects) -> KResult<()> {
+        let _ = (attr, value, fx);
+        Err(libc::ENOENT)
+    }
 
     /// Advances the device's simulated time by `dt` (motors move, timers
     /// fire, `state` changes are notified through `fx`).
     fn tick(&mut self, dt: Duration, fx: &mut Effects) {
         let _ = (dt, fx);
     }
-
-    /// For downcasting to the concrete model (the simulator's scripts read
-    /// motor positions, block motors, ...).
-    fn as_any(&self) -> &dyn Any;
-
-    /// For downcasting to the concrete model, mutably.
-    fn as_any_mut(&mut self) -> &mut dyn Any;
 }

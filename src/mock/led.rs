@@ -10,7 +10,6 @@
 //!   off, and adds `delay_on`/`delay_off` (the file set changes).
 //! * Other triggers (mmc0, heartbeat, cpu0...) see no activity: off.
 
-use std::any::Any;
 use std::time::Duration;
 
 use super::kernel::{kstrtoul, power_attrs, ro, rw, show_int, show_power, store_power};
@@ -244,14 +243,6 @@ impl Model for Led {
             b.phase -= length;
             b.lit = !b.lit;
         }
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 

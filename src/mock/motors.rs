@@ -11,7 +11,6 @@
 //! being sent, scaled back (-150 while floating); `run` sends the pulse
 //! for `position_sp`, `float` stops sending.
 
-use std::any::Any;
 use std::time::Duration;
 
 use super::kernel::{
@@ -246,10 +245,6 @@ impl Model for DcMotor {
         Ok(value.len())
     }
 
-    fn inject(&mut self, _attr: &str, _value: &str, _fx: &mut Effects) -> KResult<()> {
-        Err(libc::ENOENT)
-    }
-
     fn tick(&mut self, dt: Duration, fx: &mut Effects) {
         if let Some(left) = self.timer {
             if left <= dt {
@@ -266,14 +261,6 @@ impl Model for DcMotor {
             self.ramp_step();
         }
         self.notify_state(fx);
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 
@@ -404,18 +391,6 @@ impl Model for ServoMotor {
             _ => return Err(libc::EACCES),
         }
         Ok(value.len())
-    }
-
-    fn inject(&mut self, _attr: &str, _value: &str, _fx: &mut Effects) -> KResult<()> {
-        Err(libc::ENOENT)
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 

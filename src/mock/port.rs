@@ -12,8 +12,6 @@
 //! `<address>::brick-status`); input `nxt-analog` → `nxt-analog`; `auto`
 //! → what is plugged (an NXT motor is detected as an EV3 large motor).
 
-use std::any::Any;
-
 use super::kernel::{match_string, power_attrs, ro, rw, show_lego_uevent, show_power, show_str};
 use crate::mock::kobject::{AttrInfo, Effects, KResult, Mode, Model, PortRequest};
 use crate::mock::{SensorDriver, TachoDriver};
@@ -224,14 +222,6 @@ impl Model for LegoPort {
             }
             _ => Err(libc::ENOENT),
         }
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 

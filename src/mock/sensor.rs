@@ -17,8 +17,6 @@
 //! * `commands` is an empty line and every `command` is `EINVAL`.
 //! * EV3 touch `value0` notifies its pollers when it changes.
 
-use std::any::Any;
-
 use super::kernel::{
     bin, match_string, power_attrs, ro, rw, show_int, show_lego_uevent, show_power, show_str,
     sscanf_u32, store_power,
@@ -286,14 +284,6 @@ impl Model for Sensor {
         let index: usize = index.parse().map_err(|_| libc::ENOENT)?;
         let v: i64 = value.trim().parse().map_err(|_| libc::EINVAL)?;
         self.set_value(index, v, fx)
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 

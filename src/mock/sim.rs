@@ -44,7 +44,8 @@ impl World<'_> {
     pub fn position(&self, device: &MockDevice) -> i64 {
         self.tree
             .with_model(device, |model, _| {
-                model
+                // (`*model`: the model, not the reference, as `Any`.)
+                (*model)
                     .as_any()
                     .downcast_ref::<TachoMotor>()
                     .map_or(0, TachoMotor::position)

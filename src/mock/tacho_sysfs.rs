@@ -1,7 +1,6 @@
 //! The tacho-motor's attribute files: what `tacho_motor_class.c` shows
 //! and stores, on top of the motor in [`super`].
 
-use std::any::Any;
 use std::time::Duration;
 
 use super::super::kernel::{
@@ -178,13 +177,5 @@ impl Model for TachoMotor {
             self.step();
         }
         self.notify_state(fx);
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

@@ -1,8 +1,6 @@
 //! `graphics/fb0`: the framebuffer's class device, for the simulated brick's
 //! tree (what `fbsysfs.c` registers): the geometry [`crate::screen`] reads.
 
-use std::any::Any;
-
 use crate::mock::kobject::{AttrInfo, Effects, KResult, Mode, Model};
 use crate::mock::models::kernel::{power_attrs, ro, show_int, show_power, show_str, store_power};
 use crate::screen::Geometry;
@@ -59,17 +57,5 @@ impl Model for Framebuffer {
             }
             _ => store_power(attr, value).unwrap_or(Err(libc::EACCES)),
         }
-    }
-
-    fn inject(&mut self, _attr: &str, _value: &str, _fx: &mut Effects) -> KResult<()> {
-        Err(libc::ENOENT)
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
