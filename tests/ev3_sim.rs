@@ -99,3 +99,35 @@ fn over_sys_class_runs_the_command_and_exits_with_its_status() {
     // The namespace was private: nothing is bound over this /sys/class.
     assert!(!mounted(std::path::Path::new("/sys/class")));
 }
+
+#[test]
+fn the_control_fifo_unplugs_and_plugs_devices_for_other_programs() {
+    let Some(sim) = ev3_sim() else { return };
+    if Command::new("unshare").arg("--version").output().is_err() {
+        return common::skip("util-linux unshare is missing");
+    }
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(&sim)
+        .args(["--device", "outA=lego-ev3-l-motor", "--over-sys-class"])
+        .args(["--", "sh", "-c"])
+        .arg(
+            "exec 3</sys/class/tacho-motor/motor0/position; \
+             echo 'unplug outA' > \"$EV3SIM_CONTROL\"; sleep 0.3; \
+             ls /sys/class/tacho-motor; echo ---; \
+             cat <&3 || echo held-fd-failed; \
+             echo 'plug outA lego-ev3-m-motor' > \"$EV3SIM_CONTROL\"; sleep 0.3; \
+             cat /sys/class/tacho-motor/motor1/driver_name",
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // Unplugged: the class is empty and the held descriptor fails; plugged
+    // again: a new number.
+    let (before, after) = stdout.split_once("---\n").unwrap();
+    assert_eq!(before.trim(), "", "{stdout}");
+    assert!(after.contains("held-fd-failed"), "{stdout}\n{stderr}");
+    assert!(after.ends_with("lego-ev3-m-motor\n"), "{stdout}");
+}

@@ -12,12 +12,17 @@
 //! `unshare -m` and `mount --bind`, as root) where the brick is bound over
 //! `/sys/class`, so python-ev3dev2 or any other ev3dev library runs
 //! unchanged; ev3-sim exits with CMD's status.
+//!
+//! Other programs unplug and plug devices through a control FIFO, whose path
+//! CMD finds in `$EV3SIM_CONTROL` (and `--mount` prints): lines
+//! `unplug PORT` and `plug PORT DRIVER`.
 
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
-use ev3sysfs::mock::{MockTree, Simulator};
+use ev3sysfs::mock::{MockDevice, MockTree, Simulator};
 
 const USAGE: &str = "\
 ev3-sim: a simulated EV3 brick (FUSE) for any program
@@ -40,6 +45,9 @@ touch on in1, gyro on in2, color on in3, infrared on in4):
 
 Every brick has the eight lego-ports, the four brick LEDs, the battery and
 board-info. Needs /dev/fuse and root (or fuse3's fusermount3 for --mount).
+
+CONTROL: a FIFO (its path in $EV3SIM_CONTROL for CMD; printed by --mount)
+takes lines `unplug PORT` and `plug PORT DRIVER` from any program.
 ";
 
 /// The default brick: what most EV3 robots have.
@@ -100,7 +108,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
     }
 }
 
-fn build(tree: &MockTree, o: &Options) -> Result<(), String> {
+/// Plugs the devices of `o`; returns them by port.
+fn build(tree: &MockTree, o: &Options) -> Result<Vec<(String, MockDevice)>, String> {
     let defaults: Vec<(String, String)> = DEFAULT_DEVICES
         .iter()
         .map(|(p, d)| ((*p).to_owned(), (*d).to_owned()))
@@ -110,13 +119,86 @@ fn build(tree: &MockTree, o: &Options) -> Result<(), String> {
         (false, true) => &defaults[..],
         (false, false) => &o.devices[..],
     };
+    let mut plugged = Vec::new();
     for (port, driver) in devices {
         let device = tree
             .plug(port, driver)
             .map_err(|e| format!("{port}={driver}: {e}"))?;
         log::info!("{port}: {driver} as {}", device.path().display());
+        plugged.push((port.clone(), device));
     }
-    Ok(())
+    Ok(plugged)
+}
+
+/// The control FIFO and the thread that reads it; removed on drop.
+struct Control {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl Control {
+    /// Creates the FIFO in a new private directory and starts its reader.
+    /// The reader holds the brick weakly: the brick still unmounts on drop.
+    fn start(tree: &Arc<MockTree>, plugged: Vec<(String, MockDevice)>) -> Result<Control, String> {
+        use nix::sys::stat::Mode;
+        let dir = nix::unistd::mkdtemp(&std::env::temp_dir().join("ev3-sim-XXXXXX"))
+            .map_err(|e| format!("control directory: {e}"))?;
+        let path = dir.join("control");
+        nix::unistd::mkfifo(&path, Mode::from_bits_truncate(0o620))
+            .map_err(|e| format!("control FIFO: {e}"))?;
+        let (fifo, tree) = (path.clone(), Arc::downgrade(tree));
+        std::thread::spawn(move || control_loop(&fifo, &tree, plugged));
+        Ok(Control { dir, path })
+    }
+}
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Reads control lines, writer after writer, until the brick is gone.
+fn control_loop(fifo: &Path, tree: &Weak<MockTree>, mut plugged: Vec<(String, MockDevice)>) {
+    // Opening blocks until a writer comes; each writer's lines, then EOF.
+    while let Ok(file) = std::fs::File::open(fifo) {
+        for line in BufReader::new(file).lines().map_while(Result::ok) {
+            let Some(tree) = tree.upgrade() else {
+                return;
+            };
+            match control(&tree, &mut plugged, &line) {
+                Ok(()) => log::info!("control: {line}"),
+                Err(e) => eprintln!("ev3-sim: control: {line:?}: {e}"),
+            }
+        }
+    }
+}
+
+/// One control line: `unplug PORT` or `plug PORT DRIVER`.
+fn control(
+    tree: &MockTree,
+    plugged: &mut Vec<(String, MockDevice)>,
+    line: &str,
+) -> Result<(), String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        ["unplug", port] => {
+            let i = plugged
+                .iter()
+                .position(|(p, _)| p == port)
+                .ok_or_else(|| format!("nothing is plugged into {port}"))?;
+            let (_, device) = plugged.remove(i);
+            tree.unplug(&device).map_err(|e| e.to_string())
+        }
+        ["plug", port, driver] => {
+            let device = tree.plug(port, driver).map_err(|e| e.to_string())?;
+            plugged.push(((*port).to_owned(), device));
+            Ok(())
+        }
+        [] => Ok(()),
+        _ => Err("expected `unplug PORT` or `plug PORT DRIVER`".into()),
+    }
 }
 
 /// Blocks SIGINT and SIGTERM in this thread (and the threads it starts
@@ -135,7 +217,7 @@ fn block_signals() -> Result<nix::sys::signal::SigSet, String> {
 fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
     let signals = block_signals()?;
     let tree = Arc::new(MockTree::ev3_at(&dir).map_err(|e| e.to_string())?);
-    build(&tree, o)?;
+    let control = Control::start(&tree, build(&tree, o)?)?;
     let sim = Simulator::new(Arc::clone(&tree))
         .map_err(|e| e.to_string())?
         .run_realtime();
@@ -144,8 +226,10 @@ fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
         "ev3-sim: EV3SYSFS_ROOT={} ; SIGINT/SIGTERM to stop",
         dir.display()
     );
+    println!("ev3-sim: EV3SIM_CONTROL={}", control.path.display());
     let signal = signals.wait().map_err(|e| format!("sigwait: {e}"))?;
     log::info!("{signal:?}: unmounting");
+    drop(control);
     drop(sim);
     drop(tree);
     Ok(0)
@@ -156,7 +240,7 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
         return Err("--over-sys-class needs root (a mount namespace and a bind mount)".into());
     }
     let tree = Arc::new(MockTree::ev3().map_err(|e| e.to_string())?);
-    build(&tree, o)?;
+    let control = Control::start(&tree, build(&tree, o)?)?;
     let sim = Simulator::new(Arc::clone(&tree))
         .map_err(|e| e.to_string())?
         .run_realtime();
@@ -168,8 +252,10 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
         .arg("ev3-sim")
         .arg(tree.root())
         .args(&o.command)
+        .env("EV3SIM_CONTROL", &control.path)
         .status()
         .map_err(|e| format!("unshare (util-linux) could not run: {e}"))?;
+    drop(control);
     drop(sim);
     drop(tree);
     match status.code() {
