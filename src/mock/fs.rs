@@ -99,9 +99,10 @@ impl BrickFs {
     }
 }
 
-/// Runs a handler; a panic in it (a model's bug) is logged, and the
-/// dropped reply answers `EIO`.
-fn guarded(what: &str, f: impl FnOnce()) {
+/// Runs a handler (of this file system or of the simulated devices'); a
+/// panic in it (a model's bug) is logged, and the dropped reply answers
+/// `EIO`: the file system keeps serving.
+pub(crate) fn guarded(what: &str, f: impl FnOnce()) {
     if catch_unwind(AssertUnwindSafe(f)).is_err() {
         log::error!("simulated brick: {what} handler panicked; answered EIO");
     }

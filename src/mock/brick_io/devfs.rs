@@ -14,6 +14,7 @@ use fuser::{
     ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyPoll, ReplyWrite, Request, WriteFlags,
 };
 
+use super::super::fs::guarded;
 use super::{Client, Shared, Tone};
 use crate::input::{InputEvent, EVENT_SIZE, EV_SND, SND_BELL, SND_TONE};
 use crate::sound::{MAX_TONE_HZ, MIN_TONE_HZ};
@@ -105,21 +106,23 @@ const TTL: Duration = Duration::from_secs(1);
 
 impl Filesystem for DevFs {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        let found = DevFs::children(parent.0)
-            .iter()
-            .find(|(n, _)| OsStr::new(n) == name)
-            .and_then(|&(_, ino)| self.attr(ino));
-        match found {
-            Some(attr) => reply.entry(&TTL, &attr, fuser::Generation(0)),
-            None => reply.error(Errno::ENOENT),
-        }
+        guarded("lookup", || {
+            let found = DevFs::children(parent.0)
+                .iter()
+                .find(|(n, _)| OsStr::new(n) == name)
+                .and_then(|&(_, ino)| self.attr(ino));
+            match found {
+                Some(attr) => reply.entry(&TTL, &attr, fuser::Generation(0)),
+                None => reply.error(Errno::ENOENT),
+            }
+        });
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match self.attr(ino.0) {
+        guarded("getattr", || match self.attr(ino.0) {
             Some(attr) => reply.attr(&TTL, &attr),
             None => reply.error(Errno::ENOENT),
-        }
+        });
     }
 
     fn readdir(
@@ -130,38 +133,42 @@ impl Filesystem for DevFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        let mut entries = vec![(".", ino.0, FileType::Directory)];
-        entries.push(("..", ROOT, FileType::Directory));
-        for &(name, child) in DevFs::children(ino.0) {
-            let kind = self.attr(child).map_or(FileType::RegularFile, |a| a.kind);
-            entries.push((name, child, kind));
-        }
-        for (i, (name, child, kind)) in entries.into_iter().enumerate().skip(offset as usize) {
-            if reply.add(INodeNo(child), (i + 1) as u64, kind, name) {
-                break;
+        guarded("readdir", || {
+            let mut entries = vec![(".", ino.0, FileType::Directory)];
+            entries.push(("..", ROOT, FileType::Directory));
+            for &(name, child) in DevFs::children(ino.0) {
+                let kind = self.attr(child).map_or(FileType::RegularFile, |a| a.kind);
+                entries.push((name, child, kind));
             }
-        }
-        reply.ok();
+            for (i, (name, child, kind)) in entries.into_iter().enumerate().skip(offset as usize) {
+                if reply.add(INodeNo(child), (i + 1) as u64, kind, name) {
+                    break;
+                }
+            }
+            reply.ok();
+        });
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        let write = flags.0 & libc::O_ACCMODE != libc::O_RDONLY;
-        let read = flags.0 & libc::O_ACCMODE != libc::O_WRONLY;
-        let mut state = self.shared.lock();
-        let fh = state.next_fh;
-        state.next_fh += 1;
-        let stream = FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_NONSEEKABLE;
-        match ino.0 {
-            BUTTONS if write => reply.error(Errno::EACCES),
-            BUTTONS => {
-                state.clients.insert(fh, Client::default());
-                reply.opened(FileHandle(fh), stream);
+        guarded("open", || {
+            let write = flags.0 & libc::O_ACCMODE != libc::O_RDONLY;
+            let read = flags.0 & libc::O_ACCMODE != libc::O_WRONLY;
+            let mut state = self.shared.lock();
+            let fh = state.next_fh;
+            state.next_fh += 1;
+            let stream = FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_NONSEEKABLE;
+            match ino.0 {
+                BUTTONS if write => reply.error(Errno::EACCES),
+                BUTTONS => {
+                    state.clients.insert(fh, Client::default());
+                    reply.opened(FileHandle(fh), stream);
+                }
+                BEEPER if read => reply.error(Errno::EACCES),
+                BEEPER => reply.opened(FileHandle(fh), stream),
+                FRAMEBUFFER => reply.opened(FileHandle(fh), FopenFlags::FOPEN_DIRECT_IO),
+                _ => reply.error(Errno::EISDIR),
             }
-            BEEPER if read => reply.error(Errno::EACCES),
-            BEEPER => reply.opened(FileHandle(fh), stream),
-            FRAMEBUFFER => reply.opened(FileHandle(fh), FopenFlags::FOPEN_DIRECT_IO),
-            _ => reply.error(Errno::EISDIR),
-        }
+        });
     }
 
     fn release(
@@ -174,8 +181,10 @@ impl Filesystem for DevFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        self.shared.lock().clients.remove(&fh.0);
-        reply.ok();
+        guarded("release", || {
+            self.shared.lock().clients.remove(&fh.0);
+            reply.ok();
+        });
     }
 
     fn read(
@@ -189,32 +198,34 @@ impl Filesystem for DevFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        let mut state = self.shared.lock();
-        match ino.0 {
-            BUTTONS => {
-                if (size as usize) < EVENT_SIZE {
-                    return reply.error(Errno::EINVAL);
+        guarded("read", || {
+            let mut state = self.shared.lock();
+            match ino.0 {
+                BUTTONS => {
+                    if (size as usize) < EVENT_SIZE {
+                        return reply.error(Errno::EINVAL);
+                    }
+                    let Some(client) = state.clients.get_mut(&fh.0) else {
+                        return reply.error(Errno::EBADF);
+                    };
+                    if !client.queue.is_empty() {
+                        reply.data(&take_events(&mut client.queue, size));
+                    } else if flags.0 & libc::O_NONBLOCK != 0 {
+                        reply.error(Errno::EAGAIN);
+                    } else {
+                        // A blocking read: answered by the next press or release.
+                        client.waiting = Some((reply, size));
+                    }
                 }
-                let Some(client) = state.clients.get_mut(&fh.0) else {
-                    return reply.error(Errno::EBADF);
-                };
-                if !client.queue.is_empty() {
-                    reply.data(&take_events(&mut client.queue, size));
-                } else if flags.0 & libc::O_NONBLOCK != 0 {
-                    reply.error(Errno::EAGAIN);
-                } else {
-                    // A blocking read: answered by the next press or release.
-                    client.waiting = Some((reply, size));
+                FRAMEBUFFER => {
+                    let fb = &state.framebuffer;
+                    let start = (offset as usize).min(fb.len());
+                    let end = start.saturating_add(size as usize).min(fb.len());
+                    reply.data(&fb[start..end]);
                 }
+                _ => reply.error(Errno::EBADF),
             }
-            FRAMEBUFFER => {
-                let fb = &state.framebuffer;
-                let start = (offset as usize).min(fb.len());
-                let end = start.saturating_add(size as usize).min(fb.len());
-                reply.data(&fb[start..end]);
-            }
-            _ => reply.error(Errno::EBADF),
-        }
+        });
     }
 
     fn write(
@@ -229,35 +240,38 @@ impl Filesystem for DevFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        let mut state = self.shared.lock();
-        match ino.0 {
-            BEEPER => {
-                // evdev takes whole events only.
-                if data.len() < EVENT_SIZE {
-                    return reply.error(Errno::EINVAL);
-                }
-                let at = state.started.elapsed();
-                let whole = data.len() / EVENT_SIZE * EVENT_SIZE;
-                for chunk in data[..whole].chunks(EVENT_SIZE) {
-                    if let Some(tone) = InputEvent::from_bytes(chunk).and_then(|e| tone_of(&e, at))
-                    {
-                        state.tones.push(tone);
+        guarded("write", || {
+            let mut state = self.shared.lock();
+            match ino.0 {
+                BEEPER => {
+                    // evdev takes whole events only.
+                    if data.len() < EVENT_SIZE {
+                        return reply.error(Errno::EINVAL);
                     }
+                    let at = state.started.elapsed();
+                    let whole = data.len() / EVENT_SIZE * EVENT_SIZE;
+                    for chunk in data[..whole].chunks(EVENT_SIZE) {
+                        if let Some(tone) =
+                            InputEvent::from_bytes(chunk).and_then(|e| tone_of(&e, at))
+                        {
+                            state.tones.push(tone);
+                        }
+                    }
+                    reply.written(whole as u32);
                 }
-                reply.written(whole as u32);
-            }
-            FRAMEBUFFER => {
-                let fb = &mut state.framebuffer;
-                let start = offset as usize;
-                if start >= fb.len() {
-                    return reply.error(Errno::EFBIG);
+                FRAMEBUFFER => {
+                    let fb = &mut state.framebuffer;
+                    let start = offset as usize;
+                    if start >= fb.len() {
+                        return reply.error(Errno::EFBIG);
+                    }
+                    let end = start.saturating_add(data.len()).min(fb.len());
+                    fb[start..end].copy_from_slice(&data[..end - start]);
+                    reply.written((end - start) as u32);
                 }
-                let end = start.saturating_add(data.len()).min(fb.len());
-                fb[start..end].copy_from_slice(&data[..end - start]);
-                reply.written((end - start) as u32);
+                _ => reply.error(Errno::EBADF),
             }
-            _ => reply.error(Errno::EBADF),
-        }
+        });
     }
 
     fn ioctl(
@@ -271,21 +285,23 @@ impl Filesystem for DevFs {
         out_size: u32,
         reply: ReplyIoctl,
     ) {
-        let is_eviocgkey = cmd & 0xffff == EVIOCGKEY_BASE && cmd >> 30 == IOC_READ;
-        if ino.0 != BUTTONS || !is_eviocgkey {
-            return reply.error(Errno::ENOTTY);
-        }
-        let size = ((cmd >> 16) & 0x3fff).min(out_size) as usize;
-        let keys = self.shared.lock().keys;
-        let mut bitmap = vec![0u8; size];
-        for button in keys.iter() {
-            let code = usize::from(button.code());
-            if let Some(byte) = bitmap.get_mut(code / 8) {
-                *byte |= 1 << (code % 8);
+        guarded("ioctl", || {
+            let is_eviocgkey = cmd & 0xffff == EVIOCGKEY_BASE && cmd >> 30 == IOC_READ;
+            if ino.0 != BUTTONS || !is_eviocgkey {
+                return reply.error(Errno::ENOTTY);
             }
-        }
-        // EVIOCGKEY returns the number of bytes copied.
-        reply.ioctl(size as i32, &bitmap);
+            let size = ((cmd >> 16) & 0x3fff).min(out_size) as usize;
+            let keys = self.shared.lock().keys;
+            let mut bitmap = vec![0u8; size];
+            for button in keys.iter() {
+                let code = usize::from(button.code());
+                if let Some(byte) = bitmap.get_mut(code / 8) {
+                    *byte |= 1 << (code % 8);
+                }
+            }
+            // EVIOCGKEY returns the number of bytes copied.
+            reply.ioctl(size as i32, &bitmap);
+        });
     }
 
     fn poll(
@@ -298,22 +314,24 @@ impl Filesystem for DevFs {
         flags: PollFlags,
         reply: ReplyPoll,
     ) {
-        let mut state = self.shared.lock();
-        match ino.0 {
-            BUTTONS => {
-                let Some(client) = state.clients.get_mut(&fh.0) else {
-                    return reply.error(Errno::EBADF);
-                };
-                if !client.queue.is_empty() {
-                    reply.poll(PollEvents::POLLIN | PollEvents::POLLRDNORM);
-                } else {
-                    if flags.contains(PollFlags::FUSE_POLL_SCHEDULE_NOTIFY) {
-                        client.poller = Some(ph);
+        guarded("poll", || {
+            let mut state = self.shared.lock();
+            match ino.0 {
+                BUTTONS => {
+                    let Some(client) = state.clients.get_mut(&fh.0) else {
+                        return reply.error(Errno::EBADF);
+                    };
+                    if !client.queue.is_empty() {
+                        reply.poll(PollEvents::POLLIN | PollEvents::POLLRDNORM);
+                    } else {
+                        if flags.contains(PollFlags::FUSE_POLL_SCHEDULE_NOTIFY) {
+                            client.poller = Some(ph);
+                        }
+                        reply.poll(PollEvents::empty());
                     }
-                    reply.poll(PollEvents::empty());
                 }
+                _ => reply.poll(PollEvents::POLLOUT | PollEvents::POLLWRNORM),
             }
-            _ => reply.poll(PollEvents::POLLOUT | PollEvents::POLLWRNORM),
-        }
+        });
     }
 }
