@@ -5,7 +5,6 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::time::Duration;
 
 use ev3sysfs::mock::{MockTree, TachoDriver};
@@ -49,19 +48,7 @@ fn guard_child() {
 }
 
 fn child(tree: &MockTree, mode: &str) -> std::process::Child {
-    let mut command = common::own_binary(std::env::current_exe().unwrap());
-    command
-        .args([
-            "guard_child",
-            "--exact",
-            "--include-ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, mode)
-        .env(ev3sysfs::ROOT_ENV, tree.root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    common::child_test("guard_child", CHILD_ENV, mode, tree.root())
         .spawn()
         .unwrap()
 }

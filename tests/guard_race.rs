@@ -7,7 +7,6 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,18 +64,7 @@ fn race_child() {
 }
 
 fn child(tree: &MockTree, mode: &str) -> std::process::Child {
-    common::own_binary(std::env::current_exe().unwrap())
-        .args([
-            "race_child",
-            "--exact",
-            "--include-ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, mode)
-        .env(ev3sysfs::ROOT_ENV, tree.root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    common::child_test("race_child", CHILD_ENV, mode, tree.root())
         .spawn()
         .unwrap()
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ev3sysfs::mock::{MockTree, TachoDriver};
@@ -94,18 +94,7 @@ fn signal_child() {
 }
 
 fn run_child(tree: &MockTree, mode: &str) -> (Output, String) {
-    let out = common::own_binary(std::env::current_exe().unwrap())
-        .args([
-            "signal_child",
-            "--exact",
-            "--include-ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, mode)
-        .env(ev3sysfs::ROOT_ENV, tree.root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    let out = common::child_test("signal_child", CHILD_ENV, mode, tree.root())
         .output()
         .unwrap();
     let text = format!(

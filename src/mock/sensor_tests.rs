@@ -123,18 +123,7 @@ fn touch_value0_notifies_on_change_only() {
 
 #[test]
 fn every_driver_shows_every_mode_consistently() {
-    for driver in [
-        SensorDriver::Ev3Touch,
-        SensorDriver::Ev3Color,
-        SensorDriver::Ev3Ultrasonic,
-        SensorDriver::Ev3Gyro,
-        SensorDriver::Ev3Infrared,
-        SensorDriver::NxtTouch,
-        SensorDriver::NxtLight,
-        SensorDriver::NxtUltrasonic,
-        SensorDriver::NxtSound,
-        SensorDriver::NxtAnalog,
-    ] {
+    for driver in SensorDriver::ALL {
         let mut s = sensor(driver);
         let mut fx = Effects::default();
         assert_eq!(s.attributes().len(), 29, "{driver:?}");

@@ -93,22 +93,25 @@ impl SensorDriver {
         }
     }
 
+    /// Every sensor driver the mock knows.
+    pub const ALL: [SensorDriver; 10] = [
+        SensorDriver::Ev3Touch,
+        SensorDriver::Ev3Color,
+        SensorDriver::Ev3Ultrasonic,
+        SensorDriver::Ev3Gyro,
+        SensorDriver::Ev3Infrared,
+        SensorDriver::NxtTouch,
+        SensorDriver::NxtLight,
+        SensorDriver::NxtUltrasonic,
+        SensorDriver::NxtSound,
+        SensorDriver::NxtAnalog,
+    ];
+
     /// The driver for a kernel `driver_name`.
     pub fn from_driver_name(name: &str) -> Option<SensorDriver> {
-        [
-            SensorDriver::Ev3Touch,
-            SensorDriver::Ev3Color,
-            SensorDriver::Ev3Ultrasonic,
-            SensorDriver::Ev3Gyro,
-            SensorDriver::Ev3Infrared,
-            SensorDriver::NxtTouch,
-            SensorDriver::NxtLight,
-            SensorDriver::NxtUltrasonic,
-            SensorDriver::NxtSound,
-            SensorDriver::NxtAnalog,
-        ]
-        .into_iter()
-        .find(|d| d.driver_name() == name)
+        SensorDriver::ALL
+            .into_iter()
+            .find(|d| d.driver_name() == name)
     }
 
     /// The modes, mode 0 (the default after connect) first.

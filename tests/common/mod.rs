@@ -183,6 +183,26 @@ pub fn own_binary(exe: impl AsRef<std::ffi::OsStr>) -> Command {
     }
 }
 
+/// This test binary again (through the cross runner when set), running only
+/// the ignored test `name` with `env` set to `mode` and the sysfs root set
+/// to `root`; stdout and stderr piped.
+pub fn child_test(name: &str, env: &str, mode: &str, root: &Path) -> Command {
+    let mut command = own_binary(std::env::current_exe().unwrap());
+    command
+        .args([
+            name,
+            "--exact",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(env, mode)
+        .env(ev3sysfs::ROOT_ENV, root)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    command
+}
+
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
