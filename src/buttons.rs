@@ -15,10 +15,14 @@
 //! | [`Button::Backspace`] (back) | `KEY_BACKSPACE` (14) |
 //!
 //! [`Buttons::pressed`] is one `EVIOCGKEY` ioctl into a stack buffer (no
-//! allocation). The waits poll the device and never spin. [`Buttons::events`]
-//! reads the presses and releases in order, one `read` per event. The
-//! descriptor has its own event queue, which the waits drain: use either the
-//! waits or the events on one [`Buttons`], or open two.
+//! allocation); as on evdev it discards the key events queued on the
+//! descriptor. The waits look at the state once, then follow the queued
+//! presses and releases in `poll`, so a click that is over before they look
+//! is still seen; they never spin and honour their timeout.
+//! [`Buttons::events`] reads the presses and releases in order, one `read`
+//! per event. The descriptor has its own event queue, which the waits and
+//! `pressed` consume: use either the waits or the events on one
+//! [`Buttons`], or open two.
 //!
 //! ```
 //! use std::time::Duration;
@@ -52,7 +56,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Operation, Result};
-use crate::input::{InputEvent, EVENT_SIZE, EV_KEY};
+use crate::input::{InputEvent, EVENT_SIZE, EV_KEY, EV_SYN};
+
+/// `EV_SYN` code: the kernel dropped events (the client's queue was full).
+const SYN_DROPPED: u16 = 3;
 use crate::sys::{input_key_state, KEY_BITMAP_LEN};
 
 /// Where the buttons are, relative to the device directory (`/dev`).
@@ -273,6 +280,16 @@ impl Buttons {
 
     /// The buttons held down now: one `EVIOCGKEY` ioctl, no allocation.
     ///
+    /// On a real kernel (since Linux 3.12, so on ev3dev's 4.14 too)
+    /// `EVIOCGKEY` also **discards the key events queued on this
+    /// descriptor** (evdev's `evdev_handle_get_val` flushes them), and the
+    /// simulated brick does the same. A program that calls `pressed()`
+    /// between [`Buttons::next_event`] calls loses the presses queued
+    /// meanwhile: use one [`Buttons`] for events and another for the state.
+    /// The waits call it once at their start, then follow the events, so
+    /// they see every press that comes after they started, even a click
+    /// that is over before they look.
+    ///
     /// # Errors
     /// [`Error::Unsupported`] when the file is not an input device (`ENOTTY`),
     /// [`Error::Disconnected`] when the device went away.
@@ -328,9 +345,12 @@ impl Buttons {
         )
     }
 
-    /// Checks the state, and sleeps in `poll` until the device has news,
-    /// until `done` holds. Queued events are drained before each check, so a
-    /// change after the check always wakes the poll.
+    /// Looks at the state once (`EVIOCGKEY`, which also discards the key
+    /// events queued before it, as evdev does), then follows the presses
+    /// and releases queued after it, sleeping in `poll` between them, until
+    /// `done` holds for the state after some event. A click shorter than
+    /// the time between two looks is still seen: its press is in the queue
+    /// even when the button is up again.
     fn wait_until(
         &self,
         timeout: Duration,
@@ -338,34 +358,54 @@ impl Buttons {
         what: impl FnOnce() -> String,
     ) -> Result<ButtonSet> {
         let start = Instant::now();
+        let mut set = self.pressed()?;
+        let mut buf = [0u8; EVENT_SIZE * 8];
         loop {
-            self.drain()?;
-            let set = self.pressed()?;
             if done(set) {
                 return Ok(set);
             }
             let left = timeout.saturating_sub(start.elapsed());
-            if left.is_zero() || !self.wait_readable(left)? {
-                return Err(Error::Timeout {
-                    what: what(),
-                    waited: timeout,
-                });
+            if left.is_zero() {
+                break;
             }
-        }
-    }
-
-    /// Reads and drops every queued event.
-    fn drain(&self) -> Result<()> {
-        let mut buf = [0u8; EVENT_SIZE * 8];
-        loop {
-            match (&self.file).read(&mut buf) {
-                Ok(n) if n == buf.len() => continue,
-                Ok(_) => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            let n = match (&self.file).read(&mut buf) {
+                Ok(0) => {
+                    // The end of a recorded stream: nothing more will come.
+                    std::thread::sleep(left);
+                    break;
+                }
+                Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !self.wait_readable(left)? {
+                        break;
+                    }
+                    continue;
+                }
                 Err(e) => return Err(self.error(e)),
+            };
+            for chunk in buf[..n].chunks_exact(EVENT_SIZE) {
+                let Some(event) = InputEvent::from_bytes(chunk) else {
+                    continue;
+                };
+                if event.kind == EV_SYN && event.code == SYN_DROPPED {
+                    // The queue overflowed: events were lost, ask the state.
+                    set = self.pressed()?;
+                } else if let Some(e) = ButtonEvent::from_input(&event) {
+                    match e.action {
+                        Action::Pressed | Action::Repeated => set.insert(e.button),
+                        Action::Released => set.remove(e.button),
+                    }
+                }
+                if done(set) {
+                    return Ok(set);
+                }
             }
         }
+        Err(Error::Timeout {
+            what: what(),
+            waited: timeout,
+        })
     }
 
     /// `poll(POLLIN)` for at most `timeout`; `true` when readable.
@@ -404,6 +444,7 @@ impl Buttons {
     pub fn next_event(&self, timeout: Option<Duration>) -> Result<Option<ButtonEvent>> {
         let start = Instant::now();
         let mut buf = [0u8; EVENT_SIZE];
+        let mut skipped = 0u32;
         loop {
             match (&self.file).read(&mut buf) {
                 Ok(0) => return Ok(None),
@@ -415,6 +456,13 @@ impl Buttons {
                         InputEvent::from_bytes(&buf).and_then(|e| ButtonEvent::from_input(&e))
                     {
                         return Ok(Some(event));
+                    }
+                    // Not a button event (an EV_SYN between two; or
+                    // /dev/zero's endless zeros): past a few, the timeout
+                    // counts as when nothing comes.
+                    skipped += 1;
+                    if skipped > 16 && timeout.is_some_and(|t| start.elapsed() >= t) {
+                        return Ok(None);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -86,18 +86,38 @@ pub struct Beeper {
 }
 
 impl Beeper {
-    /// Opens the beeper's input device at `path` (write-only).
+    /// Opens the beeper's input device at `path` (write-only,
+    /// non-blocking: opening never waits, not even on a FIFO).
     ///
     /// # Errors
     /// [`Error::Disconnected`] when it does not exist, other open errors
-    /// ([`Error::PermissionDenied`]: on a brick, the `input` group).
+    /// ([`Error::PermissionDenied`]: on a brick, the `input` group);
+    /// [`Error::Unsupported`] when `path` is neither a character device nor
+    /// a regular file (a recording), e.g. a FIFO or a directory.
     pub fn open(path: impl Into<PathBuf>) -> Result<Beeper> {
+        use std::os::unix::fs::FileTypeExt;
         let path = path.into();
+        // O_NONBLOCK: a FIFO without a reader would block open() for ever
+        // (with it: ENXIO); an input device's writes never block anyway.
         let file = OpenOptions::new()
             .write(true)
-            .custom_flags(libc::O_CLOEXEC)
+            .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK)
             .open(&path)
             .map_err(|e| Error::from_io(&path, Operation::Open, None, e))?;
+        let kind = file
+            .metadata()
+            .map_err(|e| Error::from_io(&path, Operation::Open, None, e))?
+            .file_type();
+        if !(kind.is_char_device() || kind.is_file()) {
+            return Err(Error::Unsupported {
+                path,
+                operation: Operation::Open,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not an input device (nor a regular file to record to)",
+                ),
+            });
+        }
         Ok(Beeper {
             file,
             path,

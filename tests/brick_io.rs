@@ -9,7 +9,7 @@ mod brick_io_common;
 mod common;
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::time::Duration;
 
@@ -317,4 +317,48 @@ fn button_events_from_a_recorded_stream() {
         .unwrap_err()
         .is_disconnected());
     assert_eq!(ButtonSet::EMPTY.len(), 0);
+}
+
+/// issue 18: a character device that reads zeros for ever (`EV_SYN`
+/// events to the button code) must not hold a wait past its timeout, and a
+/// FIFO as the beeper must not block `Beeper::open`.
+#[test]
+fn buttons_on_dev_zero_and_a_beeper_on_a_fifo_honour_every_timeout() {
+    use std::time::Instant;
+    if Path::new("/dev/zero").exists() {
+        let buttons = Buttons::open("/dev/zero").unwrap();
+        let start = Instant::now();
+        assert_eq!(
+            buttons.next_event(Some(Duration::from_millis(50))).unwrap(),
+            None
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        // Not an input device: the wait says so at once.
+        let err = buttons
+            .wait_for_press(Button::Enter, Duration::from_millis(50))
+            .unwrap_err();
+        assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+    }
+    let tmp = TempDir::new("beeper-fifo");
+    let fifo = tmp.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || tx.send(Beeper::open(path).map(|_| ())));
+    let opened = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("Beeper::open blocked on a FIFO");
+    assert!(opened.is_err(), "a FIFO is no beeper");
+    // With a reader on it, open succeeds at the file level: still refused.
+    let _reader = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let err = Beeper::open(&fifo).unwrap_err();
+    assert!(matches!(err, Error::Unsupported { .. }), "{err}");
 }

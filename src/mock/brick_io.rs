@@ -44,7 +44,6 @@ struct State {
     clients: HashMap<u64, Client>,
     next_fh: u64,
     tones: Vec<Tone>,
-    framebuffer: Vec<u8>,
     started: Instant,
 }
 
@@ -72,13 +71,19 @@ impl Shared {
 ///   and [`SimulatedIo::release`] queue `EV_KEY` + `EV_SYN` and wake
 ///   `poll`ers, a non-blocking read of an empty queue gets `EAGAIN`, a
 ///   blocking one waits, and `EVIOCGKEY` answers the key bitmap (FUSE passes
-///   ioctls whose number encodes their size);
-/// * `input/by-path/platform-sound-event`: the beeper; written `EV_SND`
-///   events are recorded as the EV3 driver would play them
-///   ([`SimulatedIo::tones`]: frequencies clamped to 100..10 000 Hz, a bell
-///   is 1000 Hz);
-/// * `fb0`: a framebuffer of the given [`Geometry`], read back with
-///   [`SimulatedIo::framebuffer`] (or a second [`crate::screen::Screen`]).
+///   ioctls whose number encodes their size) and, as evdev does since Linux
+///   3.12, discards the key events queued on that descriptor;
+/// * `input/by-path/platform-sound-event` (and jessie's
+///   `platform-snd-legoev3-event`): the beeper; written `EV_SND` events are
+///   recorded as the EV3 driver would play them ([`SimulatedIo::tones`]:
+///   frequencies clamped to 100..10 000 Hz, a bell is 1000 Hz);
+/// * `fb0`: a framebuffer of the given [`Geometry`]: a regular file that
+///   this handle owns, so that programs can `mmap` it (`MAP_SHARED`) as
+///   they map a brick's `/dev/fb0`, or `pwrite` it; read back, as a display
+///   refresh would, with [`SimulatedIo::framebuffer`] (or a second
+///   [`crate::screen::Screen`]).
+///
+/// `input/` is the FUSE mount; the device root itself and `fb0` are plain.
 ///
 /// [`MockTree::add_brick_io`] gives a simulated brick these devices, beside
 /// its tree, and `graphics/fb0/{virtual_size,bits_per_pixel,stride}` in it;
@@ -161,31 +166,40 @@ impl SimulatedIo {
         if !Path::new("/dev/fuse").exists() {
             return Err(io_error(std::io::Error::from_raw_os_error(libc::ENOENT)));
         }
-        std::fs::create_dir_all(&dev_root).map_err(io_error)?;
+        std::fs::create_dir_all(dev_root.join("input")).map_err(io_error)?;
         let white = if geometry.bits_per_pixel == 1 {
             0
         } else {
             0xff
         };
+        std::fs::write(
+            dev_root.join(FRAMEBUFFER_DEVICE),
+            vec![white; geometry.size()],
+        )
+        .map_err(io_error)?;
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 keys: ButtonSet::EMPTY,
                 clients: HashMap::new(),
                 next_fh: 1,
                 tones: Vec::new(),
-                framebuffer: vec![white; geometry.size()],
                 started: Instant::now(),
             }),
             geometry,
         });
         let mut config = Config::default();
         config.mount_options = vec![MountOption::FSName("ev3sysfs-sim-dev".into())];
+        // Other users (a program run by `ev3-sim` as another user) may use
+        // the devices when root mounts them.
+        if nix::unistd::geteuid().is_root() {
+            config.acl = fuser::SessionACL::All;
+        }
         let fs = DevFs {
             shared: Arc::clone(&shared),
             uid: nix::unistd::geteuid().as_raw(),
             gid: nix::unistd::getegid().as_raw(),
         };
-        let session = fuser::Session::new(fs, &dev_root, &config)
+        let session = fuser::Session::new(fs, dev_root.join("input"), &config)
             .and_then(fuser::Session::spawn)
             .map_err(io_error)?;
         Ok(SimulatedIo {
@@ -271,9 +285,19 @@ impl SimulatedIo {
         self.key(button, false);
     }
 
-    /// Presses and releases `button`.
+    /// Presses and releases `button` at once (a 0 ms click: what only a
+    /// wait that follows the events sees; [`SimulatedIo::click_for`] holds
+    /// it as a finger does).
     pub fn click(&self, button: Button) {
         self.press(button);
+        self.release(button);
+    }
+
+    /// Presses `button`, holds it for `hold` (a finger holds about 100 ms),
+    /// and releases it.
+    pub fn click_for(&self, button: Button, hold: Duration) {
+        self.press(button);
+        std::thread::sleep(hold);
         self.release(button);
     }
 
@@ -323,20 +347,26 @@ impl SimulatedIo {
         self.shared.lock().tones.clone()
     }
 
-    /// The framebuffer's bytes (`stride * height`).
+    /// The framebuffer's bytes (`stride * height`), as the display shows
+    /// them now (read from the mapped file).
     pub fn framebuffer(&self) -> Vec<u8> {
-        self.shared.lock().framebuffer.clone()
+        let mut bytes = std::fs::read(self.framebuffer_path()).unwrap_or_default();
+        bytes.resize(self.shared.geometry.size(), 0);
+        bytes
     }
 }
 
 impl Drop for SimulatedIo {
     fn drop(&mut self) {
+        let input = self.dev_root.join("input");
         if let Some(session) = self.session.take() {
             if let Err(e) = session.umount_and_join() {
-                log::warn!("unmounting {}: {e}", self.dev_root.display());
-                let _ = nix::mount::umount2(&self.dev_root, nix::mount::MntFlags::MNT_DETACH);
+                log::warn!("unmounting {}: {e}", input.display());
+                let _ = nix::mount::umount2(&input, nix::mount::MntFlags::MNT_DETACH);
             }
         }
+        let _ = std::fs::remove_dir(&input);
+        let _ = std::fs::remove_file(self.framebuffer_path());
         let _ = std::fs::remove_dir(&self.dev_root);
     }
 }

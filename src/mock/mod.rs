@@ -41,6 +41,7 @@
 
 #[cfg(feature = "sim")]
 mod brick_io;
+pub mod control;
 mod device;
 mod fs;
 pub mod kobject;

@@ -1,7 +1,8 @@
-//! The file system behind [`super::SimulatedIo`]: the device nodes
-//! `input/by-path/platform-gpio_keys-event` (evdev: per-open queues,
-//! `EVIOCGKEY`, poll, blocking and non-blocking reads),
-//! `input/by-path/platform-sound-event` (records `EV_SND`) and `fb0`.
+//! The file system behind [`super::SimulatedIo`], mounted at `input/`: the
+//! device nodes `by-path/platform-gpio_keys-event` (evdev: per-open queues,
+//! `EVIOCGKEY` that flushes the queued key events, poll, blocking and
+//! non-blocking reads) and `by-path/platform-sound-event` (records
+//! `EV_SND`; also under jessie's name `platform-snd-legoev3-event`).
 
 use std::collections::VecDeque;
 use std::ffi::OsStr;
@@ -16,19 +17,40 @@ use fuser::{
 
 use super::super::fs::guarded;
 use super::{Client, Shared, Tone};
-use crate::input::{InputEvent, EVENT_SIZE, EV_SND, SND_BELL, SND_TONE};
+use crate::input::{InputEvent, EVENT_SIZE, EV_KEY, EV_SND, EV_SYN, SND_BELL, SND_TONE};
 use crate::sound::{MAX_TONE_HZ, MIN_TONE_HZ};
 
 const ROOT: u64 = 1;
-const INPUT_DIR: u64 = 2;
 const BY_PATH_DIR: u64 = 3;
 const BUTTONS: u64 = 4;
 const BEEPER: u64 = 5;
-const FRAMEBUFFER: u64 = 6;
 
 /// `EVIOCGKEY`'s type and number ('E', 0x18); its size is encoded above.
 const EVIOCGKEY_BASE: u32 = (b'E' as u32) << 8 | 0x18;
 const IOC_READ: u32 = 2;
+
+/// What `EVIOCGKEY` does to the caller's queue on a real kernel
+/// (`__evdev_flush_queue(client, EV_KEY)`): the key events go, and so do
+/// the `SYN_REPORT`s left with nothing to report.
+pub(super) fn flush_key_events(queue: &mut VecDeque<InputEvent>) {
+    let mut kept = VecDeque::with_capacity(queue.len());
+    let mut since_report = false;
+    for event in queue.drain(..) {
+        if event.kind == EV_KEY {
+            continue;
+        }
+        if event.kind == EV_SYN && event.code == 0 {
+            if since_report {
+                kept.push_back(event);
+            }
+            since_report = false;
+        } else {
+            since_report = true;
+            kept.push_back(event);
+        }
+    }
+    *queue = kept;
+}
 
 /// Takes whole events, at most `size` bytes, off the queue.
 pub(super) fn take_events(queue: &mut VecDeque<InputEvent>, size: u32) -> Vec<u8> {
@@ -60,14 +82,9 @@ pub(super) struct DevFs {
 impl DevFs {
     fn attr(&self, ino: u64) -> Option<FileAttr> {
         let (kind, perm, size) = match ino {
-            ROOT | INPUT_DIR | BY_PATH_DIR => (FileType::Directory, 0o755, 0),
+            ROOT | BY_PATH_DIR => (FileType::Directory, 0o755, 0),
             BUTTONS => (FileType::RegularFile, 0o660, 0),
             BEEPER => (FileType::RegularFile, 0o660, 0),
-            FRAMEBUFFER => (
-                FileType::RegularFile,
-                0o660,
-                self.shared.geometry.size() as u64,
-            ),
             _ => return None,
         };
         Some(FileAttr {
@@ -91,10 +108,10 @@ impl DevFs {
 
     fn children(ino: u64) -> &'static [(&'static str, u64)] {
         match ino {
-            ROOT => &[("input", INPUT_DIR), ("fb0", FRAMEBUFFER)],
-            INPUT_DIR => &[("by-path", BY_PATH_DIR)],
+            ROOT => &[("by-path", BY_PATH_DIR)],
             BY_PATH_DIR => &[
                 ("platform-gpio_keys-event", BUTTONS),
+                ("platform-snd-legoev3-event", BEEPER),
                 ("platform-sound-event", BEEPER),
             ],
             _ => &[],
@@ -165,7 +182,6 @@ impl Filesystem for DevFs {
                 }
                 BEEPER if read => reply.error(Errno::EACCES),
                 BEEPER => reply.opened(FileHandle(fh), stream),
-                FRAMEBUFFER => reply.opened(FileHandle(fh), FopenFlags::FOPEN_DIRECT_IO),
                 _ => reply.error(Errno::EISDIR),
             }
         });
@@ -192,7 +208,7 @@ impl Filesystem for DevFs {
         _req: &Request,
         ino: INodeNo,
         fh: FileHandle,
-        offset: u64,
+        _offset: u64,
         size: u32,
         flags: OpenFlags,
         _lock_owner: Option<LockOwner>,
@@ -217,12 +233,6 @@ impl Filesystem for DevFs {
                         client.waiting = Some((reply, size));
                     }
                 }
-                FRAMEBUFFER => {
-                    let fb = &state.framebuffer;
-                    let start = (offset as usize).min(fb.len());
-                    let end = start.saturating_add(size as usize).min(fb.len());
-                    reply.data(&fb[start..end]);
-                }
                 _ => reply.error(Errno::EBADF),
             }
         });
@@ -233,7 +243,7 @@ impl Filesystem for DevFs {
         _req: &Request,
         ino: INodeNo,
         _fh: FileHandle,
-        offset: u64,
+        _offset: u64,
         data: &[u8],
         _write_flags: WriteFlags,
         _flags: OpenFlags,
@@ -259,16 +269,6 @@ impl Filesystem for DevFs {
                     }
                     reply.written(whole as u32);
                 }
-                FRAMEBUFFER => {
-                    let fb = &mut state.framebuffer;
-                    let start = offset as usize;
-                    if start >= fb.len() {
-                        return reply.error(Errno::EFBIG);
-                    }
-                    let end = start.saturating_add(data.len()).min(fb.len());
-                    fb[start..end].copy_from_slice(&data[..end - start]);
-                    reply.written((end - start) as u32);
-                }
                 _ => reply.error(Errno::EBADF),
             }
         });
@@ -278,7 +278,7 @@ impl Filesystem for DevFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         _flags: IoctlFlags,
         cmd: u32,
         _in_data: &[u8],
@@ -291,7 +291,12 @@ impl Filesystem for DevFs {
                 return reply.error(Errno::ENOTTY);
             }
             let size = ((cmd >> 16) & 0x3fff).min(out_size) as usize;
-            let keys = self.shared.lock().keys;
+            let mut state = self.shared.lock();
+            if let Some(client) = state.clients.get_mut(&fh.0) {
+                flush_key_events(&mut client.queue);
+            }
+            let keys = state.keys;
+            drop(state);
             let mut bitmap = vec![0u8; size];
             for button in keys.iter() {
                 let code = usize::from(button.code());
