@@ -131,3 +131,123 @@ fn the_control_fifo_unplugs_and_plugs_devices_for_other_programs() {
     assert!(after.contains("held-fd-failed"), "{stdout}\n{stderr}");
     assert!(after.ends_with("lego-ev3-m-motor\n"), "{stdout}");
 }
+
+fn run_sh(sim: &std::path::Path, devices: &[&str], script: &str) -> (bool, String, String) {
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(sim)
+        .args(devices)
+        .args(["--over-sys-class", "--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 18: a non-UTF-8 line does not take the valid line after it (same
+/// write) with it; `plug` onto a busy port or a motor on an input port is
+/// refused with an error line, and the rest is served.
+#[test]
+fn the_control_fifo_keeps_the_lines_around_a_bad_one_and_refuses_bad_plugs() {
+    let Some(sim) = ev3_sim() else { return };
+    if Command::new("unshare").arg("--version").output().is_err() {
+        return common::skip("util-linux unshare is missing");
+    }
+    let (ok, stdout, stderr) = run_sh(
+        &sim,
+        &["--device", "outA=lego-ev3-l-motor", "--device", "in1=lego-ev3-touch"],
+        "printf 'plug outA lego-ev3-m-motor\\nplug in2 lego-ev3-l-motor\\n\\377\\376 x\\nset in1 value0 1\\n' \
+           > \"$EV3SIM_CONTROL\"; sleep 0.5; \
+         cat /sys/class/lego-sensor/sensor0/value0; ls /sys/class/tacho-motor",
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(stdout, "1\nmotor0\n", "{stderr}");
+    assert!(stderr.contains("outA is busy"), "{stderr}");
+    assert!(
+        stderr.contains("is a motor: plug it into outA..outD"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("not UTF-8"), "{stderr}");
+}
+
+/// The control socket answers each line with one line, for a shell too.
+#[test]
+fn the_control_socket_answers_every_line() {
+    let Some(sim) = ev3_sim() else { return };
+    if Command::new("python3").arg("--version").output().is_err() {
+        return common::skip("python3 is missing (the socket's client here)");
+    }
+    let client = "import os, socket, sys\n\
+        s = socket.socket(socket.AF_UNIX); s.connect(os.environ['EV3SIM_SOCKET'])\n\
+        s.sendall(sys.stdin.buffer.read()); s.shutdown(socket.SHUT_WR)\n\
+        sys.stdout.write(s.makefile().read())";
+    let script = format!(
+        "printf 'ping\\n\\377\\nblock outA\\nbattery 6.5\\nget battery voltage_now\\nclick enter 5\\nmove 1 2 3\\n' \
+         | python3 -c \"{client}\""
+    );
+    let (ok, stdout, stderr) = run_sh(&sim, &["--device", "outA=lego-ev3-l-motor"], &script);
+    assert!(ok, "{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 7, "{stdout}");
+    assert_eq!(lines[0], "ok pong");
+    assert!(lines[1].starts_with("error"), "{stdout}");
+    assert_eq!(&lines[2..6], ["ok", "ok", "ok 6500000", "ok"], "{stdout}");
+    assert!(
+        lines[6].starts_with("error move: this brick has no world"),
+        "{stdout}"
+    );
+}
+
+/// Issue 18: after SIGKILL the mount is stale (ENOTCONN); the next
+/// `--mount` on the directory cleans it and serves; a second ev3-sim on a
+/// directory already served refuses clearly.
+#[test]
+fn a_stale_mount_is_cleaned_and_a_served_directory_refused() {
+    let Some(sim) = ev3_sim() else { return };
+    let dir = common::TempDir::new("ev3-sim-stale");
+    let start = |dir: &std::path::Path| {
+        Command::new(&sim)
+            .arg("--mount")
+            .arg(dir)
+            .args(["--empty"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let board = dir.path().join("board-info/board0/uevent");
+    let wait_served = || {
+        let t = Instant::now();
+        while !board.exists() && t.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(board.exists());
+    };
+    let mut first = start(dir.path());
+    wait_served();
+    // A second one on the same directory refuses, and says why.
+    let second = start(dir.path()).wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success());
+    assert!(said.contains("already served by another ev3-sim"), "{said}");
+    // SIGKILL: the mount stays, stale.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let stale = std::fs::metadata(dir.path()).unwrap_err();
+    assert_eq!(stale.raw_os_error(), Some(libc::ENOTCONN));
+    let third = start(dir.path());
+    wait_served();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(third.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let out = third.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("stale mount"), "{said}");
+    assert!(!mounted(dir.path()));
+}

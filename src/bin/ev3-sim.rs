@@ -13,16 +13,32 @@
 //! `/sys/class`, so python-ev3dev2 or any other ev3dev library runs
 //! unchanged; ev3-sim exits with CMD's status.
 //!
-//! Other programs unplug and plug devices through a control FIFO, whose path
-//! CMD finds in `$EV3SIM_CONTROL` (and `--mount` prints): lines
-//! `unplug PORT` and `plug PORT DRIVER`.
+//! In the namespace the program also finds the brick's buttons and beeper
+//! at `/dev/input/by-path/platform-gpio_keys-event` and
+//! `platform-sound-event` (and jessie's `platform-snd-legoev3-event`), its
+//! framebuffer at `/dev/fb0` (a regular file that can be mapped) with
+//! `/sys/class/graphics/fb0`, and a `beep` in `/usr/bin` that plays on the
+//! simulated beeper (python-ev3dev2's `Sound.beep` and `Sound.tone` run it).
+//!
+//! Other programs act on the brick through the control line protocol
+//! ([`ev3sysfs::mock::control`]): lines written to the FIFO
+//! `$EV3SIM_CONTROL` (fire and forget), or sent to the Unix socket
+//! `$EV3SIM_SOCKET`, which answers each line with `ok [TEXT]` or
+//! `error MESSAGE` (both printed by `--mount`).
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-use ev3sysfs::mock::{MockDevice, MockTree, Simulator};
+use ev3sysfs::mock::{MockDevice, MockTree, SimulatedIo, Simulator};
+use ev3sysfs::screen::Geometry;
+
+#[path = "ev3-sim/control.rs"]
+mod control;
+#[path = "ev3-sim/stand_in.rs"]
+mod stand_in;
+
+use control::{Control, Served};
 
 const USAGE: &str = "\
 ev3-sim: a simulated EV3 brick (FUSE) for any program
@@ -46,8 +62,17 @@ touch on in1, gyro on in2, color on in3, infrared on in4):
 Every brick has the eight lego-ports, the four brick LEDs, the battery and
 board-info. Needs /dev/fuse and root (or fuse3's fusermount3 for --mount).
 
-CONTROL: a FIFO (its path in $EV3SIM_CONTROL for CMD; printed by --mount)
-takes lines `unplug PORT` and `plug PORT DRIVER` from any program.
+CONTROL: lines to the FIFO $EV3SIM_CONTROL (fire and forget) or to the
+Unix socket $EV3SIM_SOCKET (one reply line each: `ok [TEXT]` or
+`error MESSAGE`), from any program (--mount prints both paths):
+  set PORT ATTR VALUE     what a device reports: set in1 value0 1
+  get PORT ATTR           what a device shows: get outA position
+  press|release BUTTON    up down left right enter backspace
+  click BUTTON [MS]       press, hold MS ms (default 100), release
+  block PORT | free PORT  a motor that cannot turn (it stalls) / can again
+  battery VOLTS           the battery's voltage: battery 7.1
+  unplug PORT | plug PORT DRIVER
+  tones | screen | ping   tones played (Hz), framebuffer (hex), liveness
 ";
 
 /// The default brick: what most EV3 robots have.
@@ -108,97 +133,75 @@ fn parse(args: &[String]) -> Result<Options, String> {
     }
 }
 
-/// Plugs the devices of `o`; returns them by port.
-fn build(tree: &MockTree, o: &Options) -> Result<Vec<(String, MockDevice)>, String> {
-    let defaults: Vec<(String, String)> = DEFAULT_DEVICES
-        .iter()
-        .map(|(p, d)| ((*p).to_owned(), (*d).to_owned()))
-        .collect();
-    let devices = match (o.empty, o.devices.is_empty()) {
-        (true, _) => &[][..],
-        (false, true) => &defaults[..],
-        (false, false) => &o.devices[..],
+/// The devices of `o` (the defaults when none are given).
+fn devices(o: &Options) -> Vec<(String, String)> {
+    match (o.empty, o.devices.is_empty()) {
+        (true, _) => Vec::new(),
+        (false, true) => DEFAULT_DEVICES
+            .iter()
+            .map(|(p, d)| ((*p).to_owned(), (*d).to_owned()))
+            .collect(),
+        (false, false) => o.devices.clone(),
+    }
+}
+
+/// A brick as [`MockTree::ev3`] makes it, keeping the battery's handle.
+fn brick(dir: Option<&PathBuf>) -> Result<(Arc<MockTree>, MockDevice), String> {
+    let tree = match dir {
+        Some(dir) => MockTree::mount_at(dir),
+        None => MockTree::new(),
+    }
+    .map_err(|e| e.to_string())?;
+    let fail = |e: ev3sysfs::Error| e.to_string();
+    for port in ["in1", "in2", "in3", "in4", "outA", "outB", "outC", "outD"] {
+        tree.add_port(port).map_err(fail)?;
+    }
+    for led in [
+        "led0:red:brick-status",
+        "led0:green:brick-status",
+        "led1:red:brick-status",
+        "led1:green:brick-status",
+    ] {
+        tree.add_led(led, 255).map_err(fail)?;
+    }
+    let battery = tree.add_battery(true).map_err(fail)?;
+    tree.add_board_info().map_err(fail)?;
+    Ok((Arc::new(tree), battery))
+}
+
+/// The brick with its devices plugged, its buttons, beeper and screen,
+/// and the control channel.
+struct Stand {
+    control: Control,
+    io: Option<Arc<SimulatedIo>>,
+    tree: Arc<MockTree>,
+}
+
+fn stand(dir: Option<&PathBuf>, o: &Options) -> Result<Stand, String> {
+    let (tree, battery) = brick(dir)?;
+    let io = match tree.add_brick_io(Geometry::EV3_XRGB) {
+        Ok(io) => Some(Arc::new(io)),
+        Err(e) => {
+            eprintln!("ev3-sim: no buttons, beeper or screen: {e}");
+            None
+        }
     };
-    let mut plugged = Vec::new();
-    for (port, driver) in devices {
-        let device = tree
-            .plug(port, driver)
+    let mut served = Served {
+        tree: Arc::downgrade(&tree),
+        io: io
+            .as_ref()
+            .map_or_else(std::sync::Weak::new, Arc::downgrade),
+        plugged: Vec::new(),
+        battery: Some(battery),
+        extensions: Vec::new(),
+    };
+    for (port, driver) in devices(o) {
+        served
+            .plug(&port, &driver)
             .map_err(|e| format!("{port}={driver}: {e}"))?;
-        log::info!("{port}: {driver} as {}", device.path().display());
-        plugged.push((port.clone(), device));
     }
-    Ok(plugged)
-}
-
-/// The control FIFO and the thread that reads it; removed on drop.
-struct Control {
-    dir: PathBuf,
-    path: PathBuf,
-}
-
-impl Control {
-    /// Creates the FIFO in a new private directory and starts its reader.
-    /// The reader holds the brick weakly: the brick still unmounts on drop.
-    fn start(tree: &Arc<MockTree>, plugged: Vec<(String, MockDevice)>) -> Result<Control, String> {
-        use nix::sys::stat::Mode;
-        let dir = nix::unistd::mkdtemp(&std::env::temp_dir().join("ev3-sim-XXXXXX"))
-            .map_err(|e| format!("control directory: {e}"))?;
-        let path = dir.join("control");
-        nix::unistd::mkfifo(&path, Mode::from_bits_truncate(0o620))
-            .map_err(|e| format!("control FIFO: {e}"))?;
-        let (fifo, tree) = (path.clone(), Arc::downgrade(tree));
-        std::thread::spawn(move || control_loop(&fifo, &tree, plugged));
-        Ok(Control { dir, path })
-    }
-}
-
-impl Drop for Control {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
-
-/// Reads control lines, writer after writer, until the brick is gone.
-fn control_loop(fifo: &Path, tree: &Weak<MockTree>, mut plugged: Vec<(String, MockDevice)>) {
-    // Opening blocks until a writer comes; each writer's lines, then EOF.
-    while let Ok(file) = std::fs::File::open(fifo) {
-        for line in BufReader::new(file).lines().map_while(Result::ok) {
-            let Some(tree) = tree.upgrade() else {
-                return;
-            };
-            match control(&tree, &mut plugged, &line) {
-                Ok(()) => log::info!("control: {line}"),
-                Err(e) => eprintln!("ev3-sim: control: {line:?}: {e}"),
-            }
-        }
-    }
-}
-
-/// One control line: `unplug PORT` or `plug PORT DRIVER`.
-fn control(
-    tree: &MockTree,
-    plugged: &mut Vec<(String, MockDevice)>,
-    line: &str,
-) -> Result<(), String> {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    match words.as_slice() {
-        ["unplug", port] => {
-            let i = plugged
-                .iter()
-                .position(|(p, _)| p == port)
-                .ok_or_else(|| format!("nothing is plugged into {port}"))?;
-            let (_, device) = plugged.remove(i);
-            tree.unplug(&device).map_err(|e| e.to_string())
-        }
-        ["plug", port, driver] => {
-            let device = tree.plug(port, driver).map_err(|e| e.to_string())?;
-            plugged.push(((*port).to_owned(), device));
-            Ok(())
-        }
-        [] => Ok(()),
-        _ => Err("expected `unplug PORT` or `plug PORT DRIVER`".into()),
-    }
+    let control = Control::start(served)?;
+    Ok(Stand { control, io, tree })
 }
 
 /// Blocks SIGINT and SIGTERM in this thread (and the threads it starts
@@ -215,10 +218,16 @@ fn block_signals() -> Result<nix::sys::signal::SigSet, String> {
 }
 
 fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
+    stand_in::check_mount_dir(&dir)?;
+    // The devices' mount of a killed ev3-sim, beside the directory.
+    let mut devices = dir.as_os_str().to_owned();
+    devices.push(".dev/input");
+    if let Err(e) = stand_in::check_mount_dir(std::path::Path::new(&devices)) {
+        log::debug!("{e}");
+    }
     let signals = block_signals()?;
-    let tree = Arc::new(MockTree::ev3_at(&dir).map_err(|e| e.to_string())?);
-    let control = Control::start(&tree, build(&tree, o)?)?;
-    let sim = Simulator::new(Arc::clone(&tree))
+    let stand = stand(Some(&dir), o)?;
+    let sim = Simulator::new(Arc::clone(&stand.tree))
         .map_err(|e| e.to_string())?
         .run_realtime();
     println!("ev3-sim: serving a simulated brick at {}", dir.display());
@@ -226,12 +235,15 @@ fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
         "ev3-sim: EV3SYSFS_ROOT={} ; SIGINT/SIGTERM to stop",
         dir.display()
     );
-    println!("ev3-sim: EV3SIM_CONTROL={}", control.path.display());
+    if let Some(io) = &stand.io {
+        println!("ev3-sim: EV3SYSFS_DEV={}", io.dev_root().display());
+    }
+    println!("ev3-sim: EV3SIM_CONTROL={}", stand.control.fifo.display());
+    println!("ev3-sim: EV3SIM_SOCKET={}", stand.control.socket.display());
     let signal = signals.wait().map_err(|e| format!("sigwait: {e}"))?;
     log::info!("{signal:?}: unmounting");
-    drop(control);
     drop(sim);
-    drop(tree);
+    drop(stand);
     Ok(0)
 }
 
@@ -239,25 +251,43 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
     if !nix::unistd::geteuid().is_root() {
         return Err("--over-sys-class needs root (a mount namespace and a bind mount)".into());
     }
-    let tree = Arc::new(MockTree::ev3().map_err(|e| e.to_string())?);
-    let control = Control::start(&tree, build(&tree, o)?)?;
-    let sim = Simulator::new(Arc::clone(&tree))
+    let stand = stand(None, o)?;
+    let sim = Simulator::new(Arc::clone(&stand.tree))
         .map_err(|e| e.to_string())?
         .run_realtime();
+    // Where the namespace's /dev is staged, and the `beep` for /usr/bin.
+    let stage = stand.control.dir.join("host-dev");
+    let bin = stand.control.dir.join("bin");
+    let exe = std::env::current_exe().map_err(|e| format!("ev3-sim's own path: {e}"))?;
+    std::fs::create_dir(&stage)
+        .and_then(|()| std::fs::create_dir(&bin))
+        .and_then(|()| std::os::unix::fs::symlink(&exe, bin.join("beep")))
+        .map_err(|e| format!("{}: {e}", stand.control.dir.display()))?;
+    let dev_root = stand
+        .io
+        .as_ref()
+        .map_or_else(|| stage.join("none"), |io| io.dev_root().to_owned());
     // util-linux: a private mount namespace, the brick bound over
-    // /sys/class, then the command.
+    // /sys/class and /dev, then the command.
     let status = Command::new("unshare")
         .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
-        .arg("mount --bind \"$1\" /sys/class || exit 125; shift; exec \"$@\"")
+        .arg(stand_in::NAMESPACE_SCRIPT)
         .arg("ev3-sim")
-        .arg(tree.root())
+        .arg(stand.tree.root())
+        .arg(&dev_root)
+        .arg(&stage)
+        .arg(&bin)
         .args(&o.command)
-        .env("EV3SIM_CONTROL", &control.path)
+        .env("EV3SIM_CONTROL", &stand.control.fifo)
+        .env("EV3SIM_SOCKET", &stand.control.socket)
+        .env_remove(ev3sysfs::input::DEV_ENV)
         .status()
         .map_err(|e| format!("unshare (util-linux) could not run: {e}"))?;
-    drop(control);
+    let _ = std::fs::remove_file(bin.join("beep"));
+    let _ = std::fs::remove_dir(&bin);
+    let _ = std::fs::remove_dir(&stage);
     drop(sim);
-    drop(tree);
+    drop(stand);
     match status.code() {
         Some(125) => Err("could not bind the brick over /sys/class".into()),
         Some(code) => Ok(u8::try_from(code).unwrap_or(1)),
@@ -273,6 +303,11 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // Run as `beep` (in /usr/bin of the namespace): play on the beeper.
+    let name = std::env::args_os().next().unwrap_or_default();
+    if std::path::Path::new(&name).file_name() == Some(std::ffi::OsStr::new("beep")) {
+        return ExitCode::from(stand_in::beep(&args));
+    }
     let options = match parse(&args) {
         Ok(o) => o,
         Err(e) if e.is_empty() => {
