@@ -251,3 +251,63 @@ fn a_stale_mount_is_cleaned_and_a_served_directory_refused() {
     assert!(said.contains("stale mount"), "{said}");
     assert!(!mounted(dir.path()));
 }
+
+/// Issue 15 "Kernel facts", seen by non-crate clients under ev3-sim: a user
+/// outside the files' group gets EACCES (a user in it may drive the motor);
+/// `stalled` at speed setpoint 0 after ~100 ms; `fstat` on a held file after
+/// an unplug succeeds while its read is ENODEV; `bin_data` reads 32 bytes.
+#[test]
+fn kernel_facts_seen_by_a_shell_and_python() {
+    let Some(sim) = ev3_sim() else { return };
+    if Command::new("setpriv").arg("--version").output().is_err()
+        || Command::new("python3").arg("--version").output().is_err()
+    {
+        return common::skip("util-linux setpriv or python3 is missing");
+    }
+    let script = r#"
+m=/sys/class/tacho-motor/motor0
+ls -ln $m/command $m/speed_sp $m/state | awk '{print $1}'
+g=$(stat -c %g $m/command)
+setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "echo run-forever > $m/command" 2>/dev/null \
+  && echo outsider-drove || echo outsider-refused
+setpriv --reuid=65534 --regid=65534 --groups=$g sh -c "echo 0 > $m/speed_sp && echo run-forever > $m/command" \
+  && echo member-drove
+sleep 0.4; cat $m/state; echo stop > $m/command
+python3 - <<'PY'
+import os, errno
+with open('/sys/class/lego-sensor/sensor0/bin_data', 'rb', 0) as f:
+    print('bin_data', len(f.read()))
+fd = os.open('/sys/class/lego-sensor/sensor0/value0', os.O_RDONLY)
+with open(os.environ['EV3SIM_CONTROL'], 'w') as c:
+    c.write('unplug in1\n')
+import time; time.sleep(0.4)
+print('fstat', 'ok' if os.fstat(fd).st_size >= 0 else 'bad')
+try:
+    os.pread(fd, 64, 0); print('read ok?')
+except OSError as e:
+    print('read', errno.errorcode[e.errno])
+PY
+"#;
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(&sim)
+        .args([
+            "--device",
+            "outA=lego-ev3-l-motor",
+            "--device",
+            "in1=lego-ev3-touch",
+        ])
+        .args(["--over-sys-class", "--", "sh", "-c", script])
+        .env_remove("EV3SIM_GROUP")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(
+        stdout,
+        "--w--w----\n-rw-rw-r--\n-r--r--r--\noutsider-refused\nmember-drove\n\
+         running stalled\nbin_data 32\nfstat ok\nread ENODEV\n",
+        "{stderr}"
+    );
+}

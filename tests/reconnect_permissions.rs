@@ -42,7 +42,12 @@ fn open_up(dir: &Path) {
         if path.is_dir() {
             open_up(&path);
         } else {
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+            // As udev would for a group `nobody` is in: the owner's
+            // directions for everyone (a read-only attribute stays so: the
+            // library opens by the permission bits).
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            let open = mode | ((mode & 0o700) >> 3) | ((mode & 0o700) >> 6);
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(open)).unwrap();
         }
     }
 }

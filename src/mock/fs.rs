@@ -70,6 +70,32 @@ pub(crate) struct BrickFs {
     uid: u32,
     gid: u32,
     born: SystemTime,
+    /// What chmod/chown (udev) set, by inode: permission bits, uid, gid.
+    owners: Mutex<std::collections::HashMap<u64, (u16, u32, u32)>>,
+    /// The attributes of files held open, by inode, with the number of
+    /// holders: `fstat` on a held file still answers after an unplug (only
+    /// read and write get `ENODEV`), as on kernfs.
+    held: Mutex<std::collections::HashMap<u64, (FileAttr, usize)>>,
+}
+
+/// The group of the simulated files: `$EV3SIM_GROUP` (a name or a number),
+/// else the host's `ev3dev` group as on a brick, else the process's own
+/// group (root's group 0 under `ev3-sim` as root).
+fn brick_group() -> u32 {
+    use nix::unistd::{getegid, Group};
+    let by_name = |name: &str| {
+        Group::from_name(name)
+            .ok()
+            .flatten()
+            .map(|g| g.gid.as_raw())
+    };
+    if let Ok(wanted) = std::env::var("EV3SIM_GROUP") {
+        if let Some(gid) = wanted.parse().ok().or_else(|| by_name(&wanted)) {
+            return gid;
+        }
+        log::warn!("EV3SIM_GROUP={wanted}: no such group");
+    }
+    by_name("ev3dev").unwrap_or_else(|| getegid().as_raw())
 }
 
 impl BrickFs {
@@ -79,6 +105,13 @@ impl BrickFs {
             NodeKind::Dir(children) => (FileType::Directory, 0o755, 0, 2 + children.len() as u32),
             NodeKind::Attr { info, .. } => (FileType::RegularFile, perm(info.mode), info.size, 1),
         };
+        let owned = self
+            .owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&ino)
+            .copied();
+        let (perm, uid, gid) = owned.unwrap_or((perm, self.uid, self.gid));
         Some(FileAttr {
             ino: INodeNo(ino),
             size,
@@ -90,8 +123,8 @@ impl BrickFs {
             kind,
             perm,
             nlink,
-            uid: self.uid,
-            gid: self.gid,
+            uid,
+            gid,
             rdev: 0,
             blksize: 4096,
             flags: 0,
@@ -127,22 +160,27 @@ impl Filesystem for BrickFs {
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         guarded("getattr", || {
             let brick = lock(&self.brick);
-            match self.attr(&brick, ino.0) {
+            let held = || {
+                let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+                held.get(&ino.0).map(|(attr, _)| *attr)
+            };
+            match self.attr(&brick, ino.0).or_else(held) {
                 Some(attr) => reply.attr(&TTL, &attr),
                 None => reply.error(Errno::ENOENT),
             }
         });
     }
 
-    /// Truncation (`O_TRUNC`, a shell's `>`), chmod and times are accepted
-    /// and ignored, as kernfs does for the size.
+    /// chmod and chown change the file's owner and permission bits as on
+    /// kernfs (udev does it on a brick); truncation (`O_TRUNC`, a shell's
+    /// `>`) and times are accepted and ignored, as kernfs does for the size.
     fn setattr(
         &self,
         _req: &Request,
         ino: INodeNo,
-        _mode: Option<u32>,
-        _uid: Option<u32>,
-        _gid: Option<u32>,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
         _size: Option<u64>,
         _atime: Option<fuser::TimeOrNow>,
         _mtime: Option<fuser::TimeOrNow>,
@@ -154,6 +192,20 @@ impl Filesystem for BrickFs {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
+        if mode.is_some() || uid.is_some() || gid.is_some() {
+            let current = self.attr(&lock(&self.brick), ino.0);
+            if let Some(attr) = current {
+                let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+                owners.insert(
+                    ino.0,
+                    (
+                        mode.map_or(attr.perm, |m| (m & 0o7777) as u16),
+                        uid.unwrap_or(attr.uid),
+                        gid.unwrap_or(attr.gid),
+                    ),
+                );
+            }
+        }
         self.getattr(_req, ino, None, reply);
     }
 
@@ -212,7 +264,14 @@ impl Filesystem for BrickFs {
                 libc::O_WRONLY => (false, true),
                 _ => (true, true),
             };
+            let brick = lock(&self.brick);
+            let attr = self.attr(&brick, ino.0);
+            drop(brick);
             let opened = lock(&self.brick).open(ino.0, read, write);
+            if let (Ok(_), Some(attr)) = (&opened, attr) {
+                let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+                held.entry(ino.0).or_insert((attr, 0)).1 += 1;
+            }
             match opened {
                 Ok(fh) => reply.opened(
                     FileHandle(fh),
@@ -288,6 +347,14 @@ impl Filesystem for BrickFs {
     ) {
         guarded("release", || {
             lock(&self.brick).release(fh.0);
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, holders)) = held.get_mut(&_ino.0) {
+                *holders -= 1;
+                if *holders == 0 {
+                    held.remove(&_ino.0);
+                }
+            }
+            drop(held);
             reply.ok();
         });
     }
@@ -413,8 +480,14 @@ pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<BackgroundSess
     let fs = BrickFs {
         brick,
         uid: nix::unistd::getuid().as_raw(),
-        gid: nix::unistd::getgid().as_raw(),
+        gid: if root {
+            brick_group()
+        } else {
+            nix::unistd::getgid().as_raw()
+        },
         born: SystemTime::now(),
+        owners: Mutex::default(),
+        held: Mutex::default(),
     };
     let mut config = Config::default();
     config.mount_options = vec![
@@ -422,6 +495,9 @@ pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<BackgroundSess
         MountOption::Subtype("ev3sim".into()),
         MountOption::NoExec,
         MountOption::NoAtime,
+        // The kernel checks the permission bits, owner and group as on a
+        // brick's sysfs after udev: a user outside the group gets EACCES.
+        MountOption::DefaultPermissions,
     ];
     // Other users (python-ev3dev2 run as another user by `ev3-sim`) may use
     // it when root mounts it.

@@ -128,7 +128,9 @@ impl Sensor {
                 _ => out.extend_from_slice(&(v as u32).to_le_bytes()),
             }
         }
-        out.truncate(BIN_DATA_SIZE as usize);
+        // The kernel copies its whole raw buffer (32 bytes) whatever the
+        // mode's size: the rest is zero here.
+        out.resize(BIN_DATA_SIZE as usize, 0);
     }
 
     fn store_mode(&mut self, value: &[u8], fx: &mut Effects) -> KResult<()> {

@@ -21,9 +21,10 @@
 //! * Stops: `running` is cleared at once; `coast` slows at 3.3 ×
 //!   `max_speed`/s, `brake` at 20 ×, `hold` pins the position and shows
 //!   only `holding`.
-//! * A blocked motor ([`TachoMotor::set_blocked`]) does not turn: running
-//!   with a non-zero target at speed 0 for more than 100 ms shows `stalled`
-//!   (and `overloaded` when speed-regulated).
+//! * A blocked motor ([`TachoMotor::set_blocked`]) does not turn. As in the
+//!   kernel, running at a measured speed of exactly 0 for more than 100 ms
+//!   shows `stalled`, also at speed setpoint 0 (and `overloaded` when
+//!   speed-regulated toward a non-zero target).
 //!
 //! No load, inertia, battery or PID model; no linear actuators.
 
@@ -148,6 +149,9 @@ pub(crate) struct TachoMotor {
     /// Positions (internal, no polarity) the motor cannot turn beyond.
     end_stops: Option<(f64, f64)>,
     still_for: Duration,
+    /// The last step's speed target was 0 (the speed PID gives duty 0:
+    /// never `overloaded`).
+    target_zero: bool,
     shown_state: String,
 }
 
@@ -175,6 +179,7 @@ impl TachoMotor {
             blocked: false,
             end_stops: None,
             still_for: Duration::ZERO,
+            target_zero: false,
             shown_state: String::new(),
         }
     }
@@ -235,7 +240,7 @@ impl TachoMotor {
         if self.holding.is_some() {
             flags.push("holding");
         }
-        if stalled && self.regulated() {
+        if stalled && self.regulated() && !self.target_zero {
             flags.push("overloaded");
         }
         if stalled {
@@ -473,7 +478,10 @@ impl TachoMotor {
                 self.speed = 0.0;
             }
         }
-        if self.speed == 0.0 && target != 0.0 {
+        // The kernel's `stalled`: running and the measured speed exactly 0
+        // for more than 100 ms, whatever the setpoint (0 included).
+        self.target_zero = target == 0.0;
+        if self.speed == 0.0 {
             self.still_for += STEP;
         } else {
             self.still_for = Duration::ZERO;

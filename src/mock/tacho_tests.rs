@@ -287,7 +287,8 @@ fn a_blocked_motor_stalls() {
     assert_eq!(fx.notify, vec!["state".to_owned()]);
     set(&mut m, "command", "run-direct");
     run(&mut m, 200);
-    assert_eq!(show(&m, "state"), "running\n");
+    // Duty 0, speed 0 for more than 100 ms: stalled, as the kernel says.
+    assert_eq!(show(&m, "state"), "running stalled\n");
     set(&mut m, "duty_cycle_sp", "30");
     assert_eq!(show(&m, "duty_cycle"), "30\n");
     run(&mut m, 200);
@@ -299,11 +300,15 @@ fn a_blocked_motor_stalls() {
 }
 
 #[test]
-fn run_forever_at_speed_0_runs_without_stalling() {
+fn run_forever_at_speed_0_stalls_after_100_ms_as_the_kernel_says() {
     let mut m = motor();
     set(&mut m, "command", "run-forever");
-    run(&mut m, 500);
+    run(&mut m, 90);
     assert_eq!(show(&m, "state"), "running\n");
+    run(&mut m, 200);
+    // Speed 0 for more than 100 ms: stalled; the PID gives duty 0 at
+    // setpoint 0, so not overloaded.
+    assert_eq!(show(&m, "state"), "running stalled\n");
 }
 
 #[test]
