@@ -128,8 +128,9 @@ fn shell_echo_and_cat_see_sysfs_semantics() {
 /// Issue 15 "ev3-sim is a complete stand-in": python-ev3dev2's `Button`
 /// (buttons_pressed, an on_<button> + process() menu driven by clicks sent
 /// to `$EV3SIM_SOCKET`), `Sound.beep`/`Sound.tone` (ev3-sim's `beep`,
-/// recorded by the simulated beeper) and `/dev/fb0` mapped as its `Display`
-/// maps it, read back through the control protocol's `screen`.
+/// recorded by the simulated beeper), `/dev/fb0` mapped as its `Display`
+/// maps it, and `Display` itself (its `FBIOGET_*SCREENINFO` answered by
+/// ev3-sim), read back through the control protocol's `screen`.
 #[test]
 fn python_ev3dev2_buttons_sound_and_framebuffer_under_ev3_sim() {
     let Some(sim) = simulator() else { return };
@@ -147,7 +148,7 @@ fn python_ev3dev2_buttons_sound_and_framebuffer_under_ev3_sim() {
     let output = run_over_sys_class(&sim, &["python3", program.to_str().unwrap()]);
     let (counts, fails) = summary(&output);
     let (passed, total) = counts.expect("the program printed no SUMMARY line");
-    assert!(total >= 11, "only {total} behaviours ran");
+    assert!(total >= 13, "only {total} behaviours ran");
     assert_eq!(
         passed, total,
         "python-ev3dev2 behaviours failed: {fails:#?}"

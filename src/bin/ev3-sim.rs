@@ -30,6 +30,7 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
 
+use ev3sysfs::mock::fb_ioctl::FramebufferIoctls;
 use ev3sysfs::mock::{MockDevice, MockTree, SimulatedIo, Simulator};
 use ev3sysfs::screen::Geometry;
 
@@ -269,7 +270,8 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
         .map_or_else(|| stage.join("none"), |io| io.dev_root().to_owned());
     // util-linux: a private mount namespace, the brick bound over
     // /sys/class and /dev, then the command.
-    let status = Command::new("unshare")
+    let mut command = Command::new("unshare");
+    command
         .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
         .arg(stand_in::NAMESPACE_SCRIPT)
         .arg("ev3-sim")
@@ -280,9 +282,25 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
         .args(&o.command)
         .env("EV3SIM_CONTROL", &stand.control.fifo)
         .env("EV3SIM_SOCKET", &stand.control.socket)
-        .env_remove(ev3sysfs::input::DEV_ENV)
-        .status()
+        .env_remove(ev3sysfs::input::DEV_ENV);
+    // The framebuffer's FBIOGET_*SCREENINFO, which a regular file cannot
+    // answer (python-ev3dev2's Display asks them), answered by this process.
+    let ioctls = stand.io.as_ref().and_then(|io| {
+        FramebufferIoctls::attach(&mut command, io.framebuffer_path(), io.geometry())
+            .map_err(|e| eprintln!("ev3-sim: no framebuffer ioctls: {e}"))
+            .ok()
+    });
+    let mut child = command
+        .spawn()
         .map_err(|e| format!("unshare (util-linux) could not run: {e}"))?;
+    if let Some(ioctls) = ioctls {
+        if let Err(e) = ioctls.serve() {
+            eprintln!("ev3-sim: no framebuffer ioctls: {e}");
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| format!("waiting for the command: {e}"))?;
     let _ = std::fs::remove_file(bin.join("beep"));
     let _ = std::fs::remove_dir(&bin);
     let _ = std::fs::remove_dir(&stage);

@@ -43,6 +43,8 @@
 mod brick_io;
 pub mod control;
 mod device;
+#[cfg(target_os = "linux")]
+pub mod fb_ioctl;
 mod fs;
 pub mod kobject;
 pub(crate) mod models;

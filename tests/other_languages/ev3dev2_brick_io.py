@@ -105,4 +105,19 @@ check("drawn pixels read back", screen[:40] == black * 10 and screen[40:44] != b
 fb.close()
 os.close(fd)
 
+# python-ev3dev2's Display: its FBIOGET_*SCREENINFO ioctls are answered
+# by ev3-sim (seccomp user notification), then it maps /dev/fb0.
+from ev3dev2.display import Display
+
+display = Display()
+check("Display geometry", (display.xres, display.yres, display.var_info.bits_per_pixel,
+                           display.fix_info.line_length) == (178, 128, 32, stride),
+      (display.xres, display.yres, display.var_info.bits_per_pixel))
+display.clear()
+display.draw.rectangle((0, 1, 4, 1), fill="black")  # five pixels of row 1
+display.update()
+screen = bytes.fromhex(control("screen")[0].split()[1])
+row1 = screen[stride:stride + 24]
+check("Display drawing read back", row1[:20] == b"\x00" * 20 and row1[20:24] != b"\x00" * 4, row1.hex())
+
 print("SUMMARY %d/%d" % (sum(results), len(results)))
