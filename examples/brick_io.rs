@@ -37,8 +37,15 @@ fn draw(screen: &mut Screen, chosen: usize, status: &str) -> ev3sysfs::Result<()
 /// The menu: runs until back is pressed (or nothing happens for a minute).
 /// It reads button events, which queue up while it beeps or draws, so no
 /// short press is lost.
-fn menu(buttons: &Buttons, beeper: &Beeper, screen: &mut Screen) -> ev3sysfs::Result<()> {
-    if buttons.is_pressed(Button::Backspace)? {
+fn menu(
+    state: &Buttons,
+    buttons: &Buttons,
+    beeper: &Beeper,
+    screen: &mut Screen,
+) -> ev3sysfs::Result<()> {
+    // The state from its own descriptor: EVIOCGKEY discards the key events
+    // queued on the descriptor it is asked on, as evdev does.
+    if state.is_pressed(Button::Backspace)? {
         return Ok(()); // back held at start: one ioctl says so
     }
     let mut chosen = 0;
@@ -69,6 +76,7 @@ fn menu(buttons: &Buttons, beeper: &Beeper, screen: &mut Screen) -> ev3sysfs::Re
 /// differ.
 fn run(dev: &Path, class_root: &Path, script: impl FnOnce() + Send) -> ev3sysfs::Result<()> {
     let buttons = Buttons::open(dev.join(BUTTONS_DEVICE))?;
+    let state = Buttons::open(dev.join(BUTTONS_DEVICE))?;
     let beeper = Beeper::open(dev.join(BEEPER_DEVICE))?;
     let mut screen = Screen::open(
         dev.join(FRAMEBUFFER_DEVICE),
@@ -76,7 +84,7 @@ fn run(dev: &Path, class_root: &Path, script: impl FnOnce() + Send) -> ev3sysfs:
     )?;
     std::thread::scope(|s| {
         s.spawn(script);
-        menu(&buttons, &beeper, &mut screen)
+        menu(&state, &buttons, &beeper, &mut screen)
     })
 }
 
