@@ -311,3 +311,34 @@ PY
         "{stderr}"
     );
 }
+
+/// A shell program under ev3-sim reads the brick's buttons where ev3dev has
+/// them (`dd` of two `struct input_event`s: a click sent to the FIFO) and
+/// plays on the beeper with `beep`.
+#[test]
+fn a_shell_reads_a_click_from_the_buttons_and_beeps() {
+    let Some(sim) = ev3_sim() else { return };
+    if Command::new("unshare").arg("--version").output().is_err() {
+        return common::skip("util-linux unshare is missing");
+    }
+    let size = std::mem::size_of::<libc::input_event>();
+    let script = format!(
+        "b=/dev/input/by-path/platform-gpio_keys-event; \
+         ( dd if=$b bs={size} count=2 2>/dev/null | od -An -v -tu2 -w{size} ) > /tmp/ev3sim-$$ & \
+         sleep 0.5; echo 'click enter 5' > \"$EV3SIM_CONTROL\"; wait; cat /tmp/ev3sim-$$; rm /tmp/ev3sim-$$; \
+         beep -f 523 -l 10 && echo beeped"
+    );
+    let (ok, stdout, stderr) = run_sh(&sim, &["--empty"], &script);
+    assert!(ok, "{stdout}\n{stderr}");
+    let lines: Vec<Vec<u32>> = stdout
+        .lines()
+        .filter(|l| !l.contains("beeped"))
+        .map(|l| l.split_whitespace().map(|w| w.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    // After the time: type EV_KEY, code KEY_ENTER, value 1; then EV_SYN.
+    let tail = |l: &Vec<u32>| l[l.len() - 4..].to_vec();
+    assert_eq!(tail(&lines[0]), [1, 28, 1, 0], "{stdout}");
+    assert_eq!(tail(&lines[1]), [0, 0, 0, 0], "{stdout}");
+    assert!(stdout.ends_with("beeped\n"), "{stdout}\n{stderr}");
+}
