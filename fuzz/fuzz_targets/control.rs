@@ -3,7 +3,7 @@
 //! gives a command, every other an error message.
 #![no_main]
 
-use ev3sysfs::mock::control::{Command, LineBuffer, MAX_LINE};
+use ev3sysfs_sim::control::{Command, LineBuffer, MAX_LINE};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: (Vec<u8>, Vec<u8>)| {

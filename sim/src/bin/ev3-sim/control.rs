@@ -1,7 +1,7 @@
 //! The control channel of `ev3-sim`: a FIFO (`$EV3SIM_CONTROL`, fire and
 //! forget, errors on ev3-sim's stderr) and a Unix stream socket
 //! (`$EV3SIM_SOCKET`, one reply line per command line) serving the line
-//! protocol of [`ev3sysfs::mock::control`].
+//! protocol of [`ev3sysfs_sim::control`].
 //!
 //! Why both: a FIFO is what a shell can write without any tool (`echo
 //! 'click enter' > "$EV3SIM_CONTROL"`), but it cannot answer the writer (a
@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use ev3sysfs::mock::control::{Command, Extension, LineBuffer};
-use ev3sysfs::mock::{MockDevice, MockTree, SimulatedIo};
+use ev3sysfs_sim::control::{Command, Extension, LineBuffer};
+use ev3sysfs_sim::{MockDevice, MockTree, SimulatedIo};
 
 /// What the control lines act on.
 pub(crate) struct Served {
@@ -142,7 +142,7 @@ impl Served {
     /// `plug PORT DRIVER`, refused on a busy port and on the wrong kind of
     /// port (a motor on an input port, a sensor on an output port).
     pub(crate) fn plug(&mut self, port: &str, driver: &str) -> Result<(), String> {
-        use ev3sysfs::mock::{SensorDriver, TachoDriver};
+        use ev3sysfs_sim::{SensorDriver, TachoDriver};
         if !is_output(port) && !is_input(port) {
             return Err(format!("no port {port:?}: in1..in4, outA..outD"));
         }

@@ -6,7 +6,7 @@
 //!                                           run CMD with the brick over /sys/class
 //! ```
 //!
-//! The brick is `ev3sysfs::mock::MockTree::ev3()` (eight lego-ports, four
+//! The brick is `ev3sysfs_sim::MockTree::ev3()` (eight lego-ports, four
 //! LEDs, the battery, board-info) plus its devices, simulated in real time.
 //! `--over-sys-class` runs CMD in a private mount namespace (util-linux
 //! `unshare -m` and `mount --bind`, as root) where the brick is bound over
@@ -21,7 +21,7 @@
 //! simulated beeper (python-ev3dev2's `Sound.beep` and `Sound.tone` run it).
 //!
 //! Other programs act on the brick through the control line protocol
-//! ([`ev3sysfs::mock::control`]): lines written to the FIFO
+//! ([`ev3sysfs_sim::control`]): lines written to the FIFO
 //! `$EV3SIM_CONTROL` (fire and forget), or sent to the Unix socket
 //! `$EV3SIM_SOCKET`, which answers each line with `ok [TEXT]` or
 //! `error MESSAGE` (both printed by `--mount`).
@@ -30,9 +30,9 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
 
-use ev3sysfs::mock::fb_ioctl::FramebufferIoctls;
-use ev3sysfs::mock::{MockDevice, MockTree, SimulatedIo, Simulator};
 use ev3sysfs::screen::Geometry;
+use ev3sysfs_sim::fb_ioctl::FramebufferIoctls;
+use ev3sysfs_sim::{MockDevice, MockTree, SimulatedIo, Simulator};
 
 #[path = "ev3-sim/control.rs"]
 mod control;
