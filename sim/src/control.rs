@@ -307,6 +307,50 @@ mod tests {
         assert_eq!(out[1], Ok("ping".into()));
     }
 
+    /// What the fuzz target checks, on 20 000 pseudo-random byte strings
+    /// built from the protocol's words and hostile bytes.
+    #[test]
+    fn any_bytes_give_one_result_per_line_and_no_panic() {
+        let words: [&[u8]; 12] = [
+            b"set ",
+            b"in1 ",
+            b"value0 ",
+            b"click ",
+            b"enter ",
+            b"9999999999999999999999 ",
+            b"\n",
+            b"\r\n",
+            b"\xff\xfe",
+            b"battery ",
+            b"-1e309 ",
+            b"plug ",
+        ];
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            let mut input = Vec::new();
+            for _ in 0..(x % 24) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                input.extend_from_slice(words[(x % 12) as usize]);
+            }
+            let newlines = input.iter().filter(|&&b| b == b'\n').count();
+            let mut count = 0;
+            let mut buffer = LineBuffer::new();
+            let split = input.len() / 2;
+            let mut serve = |line: Result<&str, String>| {
+                count += 1;
+                if let Ok(text) = line {
+                    let _ = Command::parse(text);
+                }
+            };
+            buffer.push(&input[..split], &mut serve);
+            buffer.push(&input[split..], &mut serve);
+            buffer.end(&mut serve);
+            assert!(count == newlines || count == newlines + 1);
+        }
+    }
+
     #[test]
     fn parses_every_command_and_refuses_malformed_ones() {
         let p = |l: &str| Command::parse(l);
