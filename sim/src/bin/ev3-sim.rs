@@ -62,6 +62,11 @@ touch on in1, gyro on in2, color on in3, infrared on in4):
 
 Every brick has the eight lego-ports, the four brick LEDs, the battery and
 board-info. Needs /dev/fuse and root (or fuse3's fusermount3 for --mount).
+With --over-sys-class the command also finds the buttons and beeper under
+/dev/input/by-path, /dev/fb0 (mappable; its FBIOGET_*SCREENINFO ioctls are
+answered by ev3-sim) and a `beep` that plays on the simulated beeper.
+Files are root:ev3dev (or $EV3SIM_GROUP, else ev3-sim's group), 0664/0444/0220,
+enforced: a user outside the group gets EACCES, as on a brick.
 
 CONTROL: lines to the FIFO $EV3SIM_CONTROL (fire and forget) or to the
 Unix socket $EV3SIM_SOCKET (one reply line each: `ok [TEXT]` or
