@@ -106,7 +106,13 @@ impl FramebufferIoctls {
         // The child's end stays open in the parent until serve(): the
         // hook's copy lives in the child only.
         let sender_fd = sender.into_raw_fd();
-        before_exec(command, move || trap.install_and_send(sender_fd));
+        // A kernel without seccomp user notification (or a sandbox that
+        // refuses filters) must not stop the command: it then runs without
+        // the ioctls, and serve() says so (no listener came).
+        before_exec(command, move || {
+            let _ = trap.install_and_send(sender_fd);
+            Ok(())
+        });
         Ok(FramebufferIoctls {
             receiver,
             sender: sender_fd,
