@@ -13,11 +13,16 @@
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use ev3sysfs_sim::control::{Command, Extension, LineBuffer};
 use ev3sysfs_sim::{MockDevice, MockTree, SimulatedIo};
+
+/// Socket clients served at once (a thread each); more are refused with
+/// an error line.
+const MAX_CLIENTS: usize = 64;
 
 /// What the control lines act on.
 pub(crate) struct Served {
@@ -217,9 +222,18 @@ impl Control {
         let (path, shared) = (fifo.clone(), Arc::clone(&served));
         std::thread::spawn(move || fifo_loop(&path, &shared));
         std::thread::spawn(move || {
-            for stream in listener.incoming().map_while(Result::ok) {
-                let served = Arc::clone(&served);
-                std::thread::spawn(move || socket_client(stream, &served));
+            let clients = Arc::new(AtomicUsize::new(0));
+            for mut stream in listener.incoming().map_while(Result::ok) {
+                if clients.load(Ordering::Relaxed) >= MAX_CLIENTS {
+                    let _ = writeln!(stream, "error more than {MAX_CLIENTS} clients at once");
+                    continue;
+                }
+                clients.fetch_add(1, Ordering::Relaxed);
+                let (served, clients) = (Arc::clone(&served), Arc::clone(&clients));
+                std::thread::spawn(move || {
+                    socket_client(stream, &served);
+                    clients.fetch_sub(1, Ordering::Relaxed);
+                });
             }
         });
         Ok(Control { dir, fifo, socket })
