@@ -343,3 +343,38 @@ fn a_shell_reads_a_click_from_the_buttons_and_beeps() {
     assert_eq!(tail(&lines[1]), [0, 0, 0, 0], "{stdout}");
     assert!(stdout.ends_with("beeped\n"), "{stdout}\n{stderr}");
 }
+
+/// `EV3SIM_GROUP` gives the files another group (a host without `ev3dev`):
+/// its members may drive the motors, others may not.
+#[test]
+fn ev3sim_group_chooses_the_files_group() {
+    let Some(sim) = ev3_sim() else { return };
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        return common::skip("util-linux setpriv is missing");
+    }
+    let script = "m=/sys/class/tacho-motor/motor0; stat -c %g $m/command; \
+        setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \"echo 100 > $m/speed_sp\" 2>/dev/null \
+          && echo member-wrote || echo member-refused; \
+        setpriv --reuid=65534 --regid=65533 --clear-groups sh -c \"echo 100 > $m/speed_sp\" 2>/dev/null \
+          && echo outsider-wrote || echo outsider-refused";
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(&sim)
+        .args([
+            "--device",
+            "outA=lego-ev3-l-motor",
+            "--over-sys-class",
+            "--",
+        ])
+        .args(["sh", "-c", script])
+        .env("EV3SIM_GROUP", "65534")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout, "65534\nmember-wrote\noutsider-refused\n");
+}
