@@ -49,6 +49,7 @@ mod playground;
 pub mod sim;
 mod spec;
 mod state;
+pub mod world;
 
 use std::collections::VecDeque;
 use std::io;
@@ -63,6 +64,7 @@ pub use fs::MARKER_XATTR;
 pub use playground::Playground;
 pub use sim::{RealtimeSim, Simulator, World, TICK};
 pub use spec::{SensorDriver, TachoDriver};
+pub use world::{LiveWorld, WorldReport, WorldSpec};
 
 use crate::error::{Error, Operation, Result};
 use kobject::{Effects, Model};
