@@ -39,6 +39,8 @@ pub struct WorldReport {
     pub pose: Pose,
     /// Path length the robot's axle centre travelled, mm.
     pub driven_mm: f64,
+    /// Straight-line distance from the start to where the robot is, mm.
+    pub from_start_mm: f64,
     /// When the robot last moved.
     pub stopped_at: Duration,
     /// Gap between the robot's front and an obstacle ahead (within 200 mm).
@@ -406,6 +408,9 @@ impl LiveWorld {
             time: self.time,
             pose: self.pose,
             driven_mm: self.driven,
+            from_start_mm: self.spec.drive.as_ref().map_or(0.0, |d| {
+                Vec2::new(self.pose.x - d.start.x, self.pose.y - d.start.y).length()
+            }),
             stopped_at: self.moved_at,
             gap_ahead_mm: self.gap_ahead(),
             in_contact: self.blocked,
@@ -448,6 +453,7 @@ impl std::fmt::Display for WorldReport {
             if self.in_contact {
                 s.push_str(" (against it, motors stalled)");
             }
+            let _ = write!(s, ", {:.0} mm from its start", self.from_start_mm);
             parts.push(s);
         }
         if let Some((length, lap)) = self.lap {

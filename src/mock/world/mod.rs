@@ -86,12 +86,14 @@
 //! medium motor arm with end stops), `empty` (a tank on an empty table
 //! with every kind of sensor).
 
+mod control;
 mod geometry;
 mod live;
 mod mat;
 mod sensors;
 mod spec;
 
+pub use control::control_line;
 pub use geometry::{Pose, Rect, Vec2};
 pub use live::{LiveWorld, WorldReport};
 pub use spec::WorldSpec;
