@@ -9,8 +9,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ev3sysfs::drive::DriveBase;
 use ev3sysfs::mock::{MockTree, Simulator, WorldSpec};
 use ev3sysfs::prelude::*;
+use ev3sysfs::sensor::Color;
 
 const MS10: Duration = Duration::from_millis(10);
 
@@ -65,4 +67,142 @@ fn the_line_follower_completes_a_lap_within_twice_the_ideal_time() {
     let lap = lap.expect("a lap").as_secs_f64();
     println!("lap of {length:.0} mm in {lap:.2} s (ideal {ideal:.2} s)");
     assert!(lap <= 2.0 * ideal, "lap {lap:.2} s, ideal {ideal:.2} s");
+}
+
+#[test]
+fn the_bumper_stops_the_tank_within_20_mm_of_the_wall() {
+    let Some((tree, mut sim)) = world("bumper") else {
+        return;
+    };
+    let tank = Tank::large(tree.root(), "outB", "outC").unwrap();
+    let bumper = TouchSensor::find(tree.root(), "in1").unwrap();
+    tank.on(Percent(50), Percent(50)).unwrap();
+    while !bumper.pressed().unwrap() {
+        assert!(sim.time() < Duration::from_secs(10), "never pressed");
+        sim.step(MS10).unwrap();
+    }
+    tank.stop().unwrap();
+    sim.step(Duration::from_secs(1)).unwrap();
+    let report = sim.world().unwrap().report();
+    println!("{report}");
+    let gap = report.gap_ahead_mm.unwrap();
+    assert!(gap <= 20.0 && report.driven_mm > 500.0, "{report}");
+    // Driving on into the wall stalls both motors; backing off frees them.
+    tank.on(Percent(50), Percent(50)).unwrap();
+    sim.step(Duration::from_millis(300)).unwrap();
+    let left = TachoMotor::large(tree.root(), "outB").unwrap();
+    assert!(left.state().unwrap().stalled(), "{report}");
+    tank.on(Percent(-50), Percent(-50)).unwrap();
+    sim.step(Duration::from_millis(500)).unwrap();
+    let back = sim.world().unwrap().report();
+    assert!(back.gap_ahead_mm.unwrap() > 50.0, "{back}");
+}
+
+#[test]
+fn a_colour_reads_at_once_after_a_mode_switch() {
+    let Some((tree, mut sim)) = world("sorter") else {
+        return;
+    };
+    let tank = Tank::large(tree.root(), "outB", "outC").unwrap();
+    let eye = ColorSensor::find(tree.root(), "in3").unwrap();
+    assert_eq!(eye.reflected().unwrap(), 90); // white floor
+    let mut seen = Vec::new();
+    tank.on(Percent(20), Percent(20)).unwrap();
+    while sim.time() < Duration::from_secs(10) {
+        sim.step(MS10).unwrap();
+        // Every read switches the mode: each first reading is current.
+        let (color, reflect, rgb) = (
+            eye.color().unwrap(),
+            eye.reflected().unwrap(),
+            eye.rgb_raw().unwrap(),
+        );
+        if color != Color::White && seen.last() != Some(&color) {
+            assert!(
+                reflect < 90 && rgb.0 + rgb.1 + rgb.2 < 1120,
+                "{color:?} {reflect} {rgb:?}"
+            );
+            seen.push(color);
+        }
+    }
+    tank.stop().unwrap();
+    let patches = [Color::Red, Color::Green, Color::Blue, Color::Yellow];
+    assert!(patches.iter().all(|c| seen.contains(c)), "{seen:?}");
+}
+
+#[test]
+fn the_same_program_gives_the_same_trace_twice() {
+    let Some((_, first, _)) = follow_line(Duration::from_secs(3), true) else {
+        return;
+    };
+    let (_, second, _) = follow_line(Duration::from_secs(3), true).unwrap();
+    assert!(first.lines().count() >= 300, "{}", first.lines().count());
+    assert!(first.starts_with("{\"t_ms\":10,\"x\":"), "{first:.200}");
+    assert_eq!(first, second);
+}
+
+#[test]
+fn the_arm_homes_against_its_end_stop_and_reaches_each_position() {
+    let Some(_) = common::ev3_brick() else { return };
+    let place = ev3sysfs::mock::Playground::world("arm").unwrap();
+    let arm = TachoMotor::medium(place.root(), "outC").unwrap();
+    // Homing: run_until_stalled returns only when the motor stalled.
+    let stalled_at = arm
+        .run_until_stalled(Percent(-30), Then::Coast, None)
+        .unwrap();
+    assert!((stalled_at.0 + 200).abs() <= 2, "{stalled_at:?}");
+    arm.reset_angle(Degrees(0)).unwrap();
+    for target in [120, 30, 450, 0, 250] {
+        arm.run_target(Percent(50), Degrees(target), Then::Hold, true)
+            .unwrap();
+        let angle = arm.angle().unwrap().0;
+        let report = place.report().unwrap();
+        let (_, shaft, (low, _)) = report.arms[0].clone();
+        assert!((angle - target).abs() <= 2, "{target}: {angle}");
+        assert!((shaft - low - f64::from(target)).abs() <= 2.0, "{report}");
+    }
+    // Beyond the high stop (500 above the low one) it stalls there.
+    let high = arm
+        .run_until_stalled(Percent(30), Then::Coast, None)
+        .unwrap();
+    assert!((high.0 - 500).abs() <= 2, "{high:?}");
+}
+
+#[test]
+fn a_drive_base_gyro_square_ends_within_2_percent_of_its_start() {
+    let Some(_) = common::ev3_brick() else { return };
+    let place = ev3sysfs::mock::Playground::world("empty").unwrap();
+    let root = place.root();
+    let base = DriveBase::new(
+        TachoMotor::large(root, "outB").unwrap(),
+        TachoMotor::large(root, "outC").unwrap(),
+        Millimetres(56),
+        Millimetres(112),
+    )
+    .unwrap()
+    .with_gyro(GyroSensor::find(root, "in2").unwrap())
+    .unwrap();
+    for _ in 0..4 {
+        base.straight(Millimetres(300)).unwrap();
+        base.turn(Degrees(90)).unwrap();
+    }
+    let report = place.report().unwrap();
+    println!("{report}; gyro {}", base.angle().unwrap().0);
+    assert!(report.driven_mm > 1150.0, "{report}");
+    assert!(report.from_start_mm <= 6.0, "{report}");
+}
+
+/// 60 s of robot time (the line follower's 100 Hz loop) in simulated time;
+/// prints the wall time (`cargo test --release --test world -- --ignored
+/// --nocapture`). Not a timed assertion: a benchmark.
+#[test]
+#[ignore = "a benchmark: prints how long 60 s of robot time takes"]
+fn sixty_seconds_of_robot_time() {
+    let start = std::time::Instant::now();
+    let Some(_) = follow_line(Duration::from_secs(60), true) else {
+        return;
+    };
+    println!(
+        "60 s of robot time in {:.2} s of wall time",
+        start.elapsed().as_secs_f64()
+    );
 }
