@@ -206,3 +206,73 @@ fn sixty_seconds_of_robot_time() {
         start.elapsed().as_secs_f64()
     );
 }
+
+/// A world from a file's text: a still tank facing a box, every sensor.
+const SENSORS_WORLD: &str = r#"
+name = "sensors"
+[ports]
+outB = "lego-ev3-l-motor"
+outC = "lego-ev3-l-motor"
+in2 = "lego-ev3-gyro"
+in3 = "lego-ev3-ir"
+in4 = "lego-ev3-us"
+[arena]
+size = [2000, 1000]
+[[obstacles]]
+rect = [800, 400, 100, 200]
+[drive]
+left = "outB"
+right = "outC"
+wheel_diameter = 56
+axle_track = 112
+start = [300, 500, 0]
+[sensors.in2]
+drift = 2.0
+[sensors.in3]
+at = [70, 0]
+look = 90
+[sensors.in4]
+at = [70, 0]
+"#;
+
+#[test]
+fn range_sensors_see_the_nearest_obstacle_and_the_gyro_drifts() {
+    let Some(tree) = common::ev3_brick() else {
+        return;
+    };
+    let tree = Arc::new(tree);
+    let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
+    let spec = WorldSpec::parse(SENSORS_WORLD, std::path::Path::new("sensors.toml")).unwrap();
+    sim.add_world(&spec).unwrap();
+    let root = tree.root();
+    let us = UltrasonicSensor::find(root, "in4").unwrap();
+    let ir = InfraredSensor::find(root, "in3").unwrap();
+    let gyro = GyroSensor::find(root, "in2").unwrap();
+    // The box is 430 mm ahead of the sensor; to the left (north), the wall
+    // 500 mm away: IR proximity 100 % at 700 mm.
+    assert_eq!(us.distance_mm().unwrap(), 430);
+    assert_eq!(ir.proximity().unwrap(), 71);
+    // A drifting gyro (2 degrees/s clockwise) on a still robot.
+    assert_eq!(gyro.angle().unwrap(), 0);
+    sim.step(Duration::from_secs(5)).unwrap();
+    assert_eq!(gyro.angle().unwrap(), 10);
+    assert_eq!(gyro.rate().unwrap(), 2);
+    // A mode change resets the angle (as python-ev3dev2's reset() by a
+    // `direct` write does).
+    let sensor = ev3sysfs::sensor::Sensor::find(root, "in2", &["lego-ev3-gyro"]).unwrap();
+    sensor.set_mode("GYRO-RATE").unwrap();
+    sensor.set_mode("GYRO-ANG").unwrap();
+    sim.step(MS10).unwrap();
+    assert_eq!(gyro.angle().unwrap(), 0);
+    // The world moved by hand: the ultrasonic sees the box from nearer.
+    let world = sim.world_mut().unwrap();
+    let answer = ev3sysfs::mock::world::control_line(world, "move 600 500 0").unwrap();
+    assert_eq!(answer.unwrap(), "ok");
+    let pose = ev3sysfs::mock::world::control_line(world, "pose").unwrap();
+    assert_eq!(pose.unwrap(), "pose 600.0 500.0 0.0");
+    assert!(ev3sysfs::mock::world::control_line(world, "move 1 2")
+        .unwrap()
+        .is_err());
+    sim.step(MS10).unwrap();
+    assert_eq!(us.distance_mm().unwrap(), 130);
+}
