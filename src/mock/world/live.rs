@@ -105,14 +105,9 @@ impl LiveWorld {
             let (l, r) = (find(&d.left)?, find(&d.right)?);
             Some([(l, 0.0), (r, 0.0)])
         });
-        for (port, (low, high)) in &spec.arms {
+        for (port, stops) in &spec.arms {
             if let Some(device) = find(port) {
-                let counts = |deg: f64| (deg / 360.0 * COUNTS_PER_TURN).round() as i64;
-                let _ = device.with_model(|m, _| {
-                    if let Some(motor) = m.as_any_mut().downcast_mut::<TachoMotor>() {
-                        motor.set_end_stops(Some((counts(*low), counts(*high))));
-                    }
-                });
+                set_end_stops(&device, *stops);
             }
         }
         let sensors = spec
@@ -167,6 +162,36 @@ impl LiveWorld {
     /// The devices the world plugged in, by port.
     pub fn devices(&self) -> &[(String, MockDevice)] {
         &self.devices
+    }
+
+    /// Takes `device`, plugged (again) into `port`, as the world's device
+    /// there: a wheel, an arm (its end stops as the world file says, from where
+    /// plugged in again: around where it is now) or a sensor. For a control
+    /// line's `plug`.
+    pub fn replugged(&mut self, port: &str, device: &MockDevice) {
+        match self.devices.iter_mut().find(|(p, _)| p == port) {
+            Some((_, d)) => *d = device.clone(),
+            None => return,
+        }
+        if let (Some(drive), Some(wheels)) = (&self.spec.drive, &mut self.wheels) {
+            for (i, wheel) in [&drive.left, &drive.right].iter().enumerate() {
+                if wheel.as_str() == port {
+                    wheels[i] = (device.clone(), 0.0);
+                }
+            }
+        }
+        if let Some((_, stops)) = self.spec.arms.iter().find(|(p, _)| p == port) {
+            set_end_stops(device, *stops);
+        }
+        for placed in &mut self.sensors {
+            if placed.mount.port == port {
+                placed.device = device.clone();
+                placed.resets = 0;
+                placed.zero_turned = self.turned;
+                placed.zero_time = self.time;
+            }
+        }
+        self.sense();
     }
 
     /// The robot's pose.
@@ -483,6 +508,16 @@ impl std::fmt::Display for WorldReport {
             self.time.as_secs_f64()
         )
     }
+}
+
+/// Puts end stops (degrees from where the shaft is now) on motor `device`.
+fn set_end_stops(device: &MockDevice, (low, high): (f64, f64)) {
+    let counts = |deg: f64| (deg / 360.0 * COUNTS_PER_TURN).round() as i64;
+    let _ = device.with_model(|m, _| {
+        if let Some(motor) = m.as_any_mut().downcast_mut::<TachoMotor>() {
+            motor.set_end_stops(Some((counts(low), counts(high))));
+        }
+    });
 }
 
 /// The pose after the wheels moved `left` and `right` mm, and the turn.
