@@ -5,8 +5,8 @@
 //!
 //!     cargo run --example arm_to_position
 
-use ev3sysfs::mock::Playground;
 use ev3sysfs::prelude::*;
+use ev3sysfs_sim::Playground;
 
 pub fn main() -> Result<()> {
     let brick = Playground::brick_or_world("arm")?;

@@ -7,8 +7,8 @@
 //!
 //!     cargo run --example line_follower
 
-use ev3sysfs::mock::Playground;
 use ev3sysfs::prelude::*;
+use ev3sysfs_sim::Playground;
 
 pub fn main() -> Result<()> {
     let brick = Playground::brick_or_world("line")?;

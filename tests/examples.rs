@@ -11,7 +11,7 @@
 
 mod common;
 
-use ev3sysfs::mock::{Playground, WorldReport};
+use ev3sysfs_sim::{Playground, WorldReport};
 
 #[path = "../examples/bumper.rs"]
 mod bumper;

@@ -1,4 +1,4 @@
-//! Robot programs in simulated worlds (`ev3sysfs::mock::world`), driven in
+//! Robot programs in simulated worlds (`ev3sysfs_sim::world`), driven in
 //! simulated time (`Simulator::step`): the crate's own API on one side,
 //! the world's kinematics and sensors on the other. Skips (with a reason)
 //! where no simulated brick can be mounted.
@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ev3sysfs::drive::DriveBase;
-use ev3sysfs::mock::{MockTree, Simulator, WorldSpec};
 use ev3sysfs::prelude::*;
 use ev3sysfs::sensor::Color;
+use ev3sysfs_sim::{MockTree, Simulator, WorldSpec};
 
 const MS10: Duration = Duration::from_millis(10);
 
@@ -143,7 +143,7 @@ fn the_same_program_gives_the_same_trace_twice() {
 #[test]
 fn the_arm_homes_against_its_end_stop_and_reaches_each_position() {
     let Some(_) = common::ev3_brick() else { return };
-    let place = ev3sysfs::mock::Playground::world("arm").unwrap();
+    let place = ev3sysfs_sim::Playground::world("arm").unwrap();
     let arm = TachoMotor::medium(place.root(), "outC").unwrap();
     // Homing: run_until_stalled returns only when the motor stalled.
     let stalled_at = arm
@@ -170,7 +170,7 @@ fn the_arm_homes_against_its_end_stop_and_reaches_each_position() {
 #[test]
 fn a_drive_base_gyro_square_ends_within_2_percent_of_its_start() {
     let Some(_) = common::ev3_brick() else { return };
-    let place = ev3sysfs::mock::Playground::world("empty").unwrap();
+    let place = ev3sysfs_sim::Playground::world("empty").unwrap();
     let root = place.root();
     let base = DriveBase::new(
         TachoMotor::large(root, "outB").unwrap(),
@@ -266,11 +266,11 @@ fn range_sensors_see_the_nearest_obstacle_and_the_gyro_drifts() {
     assert_eq!(gyro.angle().unwrap(), 0);
     // The world moved by hand: the ultrasonic sees the box from nearer.
     let world = sim.world_mut().unwrap();
-    let answer = ev3sysfs::mock::world::control_line(world, "move 600 500 0").unwrap();
+    let answer = ev3sysfs_sim::world::control_line(world, "move 600 500 0").unwrap();
     assert_eq!(answer.unwrap(), "ok");
-    let pose = ev3sysfs::mock::world::control_line(world, "pose").unwrap();
+    let pose = ev3sysfs_sim::world::control_line(world, "pose").unwrap();
     assert_eq!(pose.unwrap(), "pose 600.0 500.0 0.0");
-    assert!(ev3sysfs::mock::world::control_line(world, "move 1 2")
+    assert!(ev3sysfs_sim::world::control_line(world, "move 1 2")
         .unwrap()
         .is_err());
     sim.step(MS10).unwrap();
