@@ -1,6 +1,7 @@
 //! Unmodified programs in other languages in simulated worlds: python-ev3dev2
 //! (a bumper, a line follower on `ColorSensor.reflected_light_intensity`,
-//! a gyro square with `MoveTank` + `GyroSensor`) and a shell script
+//! a gyro square with `MoveTank` + `GyroSensor`, a colour sorter that
+//! switches modes on every reading) and a shell script
 //! (`echo`/`cat`) run under `ev3-sim --world NAME --over-sys-class`, and
 //! ev3-sim's closing report says whether the robot reached its goal. The
 //! programs live in `tests/worlds/`.
@@ -119,6 +120,39 @@ fn python_gyro_square_ends_where_it_started() {
     assert!(out.contains("ANGLE"), "{out}");
     // Within 3 % of the 300 mm side.
     assert!(number(&report, " mm from its start") <= 9.0, "{report}");
+}
+
+#[test]
+fn python_colour_sorter_reads_each_colour_at_once_after_a_mode_switch() {
+    let Some(sim) = simulator() else { return };
+    if !python() {
+        return;
+    }
+    let (out, _) = run(&sim, "sorter", "python3", "sorter.py");
+    assert!(out.contains("COLOURS Red Green Blue Yellow"), "{out}");
+    // The arm asked for 80 degrees and got them (its end stop is at 90).
+    assert!(out.contains("ARM 80"), "{out}");
+}
+
+#[test]
+fn a_bad_world_file_is_named_with_its_line_and_field() {
+    let Some(sim) = simulator() else { return };
+    let dir = std::env::temp_dir().join(format!("ev3-sim-world-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.toml");
+    std::fs::write(&file, "name = \"bad\"\n[ports]\nin9 = \"lego-ev3-touch\"\n").unwrap();
+    let output = Command::new("timeout")
+        .arg("60")
+        .arg(&sim)
+        .arg("--world")
+        .arg(&file)
+        .args(["--over-sys-class", "--", "true"])
+        .output()
+        .expect("run ev3-sim");
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("line 3, field ports.in9"), "{stderr}");
 }
 
 #[test]

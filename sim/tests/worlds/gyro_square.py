@@ -12,5 +12,5 @@ tank.gyro.reset()
 for side in range(4):
     tank.on_for_degrees(SpeedPercent(30), SpeedPercent(30), 614)
     # error_margin=0: stop on the degree (the default, 2, stops 2 short).
-    tank.turn_right(SpeedPercent(5), 90, error_margin=0)
+    tank.turn_right(SpeedPercent(10), 90, error_margin=0)
 print("ANGLE", tank.gyro.angle)
