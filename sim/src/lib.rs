@@ -74,7 +74,7 @@ pub use brick_io::{SimulatedIo, Tone};
 pub use device::MockDevice;
 pub use fs::MARKER_XATTR;
 pub use playground::Playground;
-pub use sim::{RealtimeSim, Simulator, World, TICK};
+pub use sim::{RealtimeSim, SimHandle, Simulator, World, TICK};
 pub use spec::{SensorDriver, TachoDriver};
 pub use world::{LiveWorld, WorldReport, WorldSpec};
 

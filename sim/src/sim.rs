@@ -266,6 +266,27 @@ impl RealtimeSim {
         let mut s = self.sim.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut s)
     }
+
+    /// A handle to the simulator for another thread (a control server):
+    /// it does not keep the simulator alive.
+    pub fn handle(&self) -> SimHandle {
+        SimHandle(Arc::downgrade(&self.sim))
+    }
+}
+
+/// A weak handle to a [`RealtimeSim`]'s simulator (see
+/// [`RealtimeSim::handle`]).
+#[derive(Debug, Clone)]
+pub struct SimHandle(std::sync::Weak<Mutex<Simulator>>);
+
+impl SimHandle {
+    /// Runs `f` on the simulator between two steps; `None` once the
+    /// simulator is gone.
+    pub fn with<R>(&self, f: impl FnOnce(&mut Simulator) -> R) -> Option<R> {
+        let sim = self.0.upgrade()?;
+        let mut s = sim.lock().unwrap_or_else(|p| p.into_inner());
+        Some(f(&mut s))
+    }
 }
 
 impl Drop for RealtimeSim {

@@ -11,6 +11,16 @@ use super::live::LiveWorld;
 /// Malformed lines answer `Err` with what was expected.
 pub fn control_line(world: &mut LiveWorld, line: &str) -> Option<Result<String, String>> {
     let words: Vec<&str> = line.split_whitespace().collect();
+    control_words(world, &words)
+}
+
+/// As [`control_line`], for a line already split at white space (verb
+/// first), as a control server's extension gets it.
+pub fn control_words<S: AsRef<str>>(
+    world: &mut LiveWorld,
+    words: &[S],
+) -> Option<Result<String, String>> {
+    let words: Vec<&str> = words.iter().map(AsRef::as_ref).collect();
     match words.first().copied() {
         Some("pose") if words.len() == 1 => {
             let p = world.pose();

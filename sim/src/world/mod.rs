@@ -93,7 +93,7 @@ mod mat;
 mod sensors;
 mod spec;
 
-pub use control::control_line;
+pub use control::{control_line, control_words};
 pub use geometry::{Pose, Rect, Vec2};
 pub use live::{LiveWorld, WorldReport};
 pub use spec::WorldSpec;
