@@ -194,6 +194,25 @@ impl LiveWorld {
         self.sense();
     }
 
+    /// The robot's footprint now (corners in the arena, mm), if it has one.
+    pub fn footprint_now(&self) -> Vec<Vec2> {
+        self.footprint(&self.pose).map(|p| p.0).unwrap_or_default()
+    }
+
+    /// Where each sensor is now: port and point in the arena (a touch
+    /// sensor's tip, a colour sensor's spot).
+    pub fn sensor_points(&self) -> Vec<(String, Vec2)> {
+        self.sensors
+            .iter()
+            .map(|s| {
+                (
+                    s.mount.port.clone(),
+                    self.pose.point(s.mount.at.0, s.mount.at.1),
+                )
+            })
+            .collect()
+    }
+
     /// The robot's pose.
     pub fn pose(&self) -> Pose {
         self.pose

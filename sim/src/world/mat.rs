@@ -10,21 +10,21 @@ const SPOT_SAMPLES: i32 = 8;
 
 /// A colour on the mat, as an EV3 colour sensor sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Colour {
+pub struct Colour {
     /// `COL-COLOR` code (1 black .. 7 brown).
-    pub(crate) code: i64,
+    pub code: i64,
     /// `COL-REFLECT`, percent.
-    pub(crate) reflect: f64,
-    /// `RGB-RAW`.
-    pub(crate) rgb: [f64; 3],
+    pub reflect: f64,
+    /// `RGB-RAW` (0..1020 each).
+    pub rgb: [f64; 3],
 }
 
 impl Colour {
     /// The colour names a world file may use.
-    pub(crate) const NAMES: &'static str = "black, blue, green, yellow, red, white, brown";
+    pub const NAMES: &'static str = "black, blue, green, yellow, red, white, brown";
 
-    /// The colour called `name`.
-    pub(crate) fn from_name(name: &str) -> Option<Colour> {
+    /// The colour called `name` (one of [`Colour::NAMES`]).
+    pub fn from_name(name: &str) -> Option<Colour> {
         let (code, reflect, rgb) = match name {
             "black" => (1, 5.0, [28.0, 32.0, 24.0]),
             "blue" => (2, 14.0, [40.0, 80.0, 170.0]),
@@ -41,14 +41,19 @@ impl Colour {
 
 /// A shape drawn on the mat.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Shape {
+pub enum Shape {
+    /// A filled rectangle.
     Rect(Rect),
+    /// A filled disc: centre and radius.
     Circle(Vec2, f64),
     /// A polyline of tape, `half_width` to each side; `closed` joins the
     /// last point to the first.
     Line {
+        /// The tape's middle line.
         points: Vec<Vec2>,
+        /// Half the tape's width, mm.
         half_width: f64,
+        /// The last point joins the first.
         closed: bool,
     },
 }
@@ -88,7 +93,7 @@ pub(crate) struct Seen {
 /// The floor: a colour, shapes on it (later ones on top), ambient light.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Mat {
-    floor: Colour,
+    pub(crate) floor: Colour,
     pub(crate) ambient: f64,
     pub(crate) shapes: Vec<(Shape, Colour)>,
 }

@@ -96,6 +96,7 @@ mod spec;
 pub use control::{control_line, control_words};
 pub use geometry::{Pose, Rect, Vec2};
 pub use live::{LiveWorld, WorldReport};
+pub use mat::{Colour, Shape};
 pub use spec::WorldSpec;
 
 #[cfg(test)]

@@ -448,6 +448,26 @@ impl WorldSpec {
     pub fn ports(&self) -> &[(String, String)] {
         &self.ports
     }
+
+    /// The arena's extent (mm, east and north from the origin).
+    pub fn size(&self) -> (f64, f64) {
+        self.size
+    }
+
+    /// The obstacles (with the walls round the arena when it has them).
+    pub fn obstacles(&self) -> &[Rect] {
+        &self.obstacles
+    }
+
+    /// The floor's colour.
+    pub fn floor(&self) -> Colour {
+        self.mat.floor
+    }
+
+    /// The shapes on the mat, bottom first, with their colours.
+    pub fn mat(&self) -> &[(Shape, Colour)] {
+        &self.mat.shapes
+    }
 }
 
 /// The 1-based line of byte `offset` in `text`.
