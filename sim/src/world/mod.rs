@@ -90,13 +90,15 @@ mod control;
 mod geometry;
 mod live;
 mod mat;
+mod report;
 mod sensors;
 mod spec;
 
 pub use control::{control_line, control_words};
 pub use geometry::{Pose, Rect, Vec2};
-pub use live::{LiveWorld, WorldReport};
+pub use live::LiveWorld;
 pub use mat::{Colour, Shape};
+pub use report::WorldReport;
 pub use spec::WorldSpec;
 
 #[cfg(test)]
