@@ -239,11 +239,17 @@ impl WorldSpec {
     /// `line 7, field ports.in9: no such port (in1..in4, outA..outD)`.
     pub fn parse(text: &str, origin: &Path) -> Result<WorldSpec> {
         let file: File = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| line_of(text, s.start));
             let msg = e.message().trim_end().to_owned();
+            let Some(span) = e.span() else {
+                return invalid(origin, msg);
+            };
+            let line = line_of(text, span.start);
             invalid(
                 origin,
-                line.map_or(msg.clone(), |l| format!("line {l}: {msg}")),
+                match field_at(text, span.start) {
+                    Some(field) => format!("line {line}, field {field}: {msg}"),
+                    None => format!("line {line}: {msg}"),
+                },
             )
         })?;
         let at = |span: std::ops::Range<usize>, field: &str, what: String| {
@@ -467,6 +473,29 @@ impl WorldSpec {
     /// The shapes on the mat, bottom first, with their colours.
     pub fn mat(&self) -> &[(Shape, Colour)] {
         &self.mat.shapes
+    }
+}
+
+/// The dotted name (`arena.size`) of the key on the line of byte `offset`
+/// in `text`, under the last table header above it.
+fn field_at(text: &str, offset: usize) -> Option<String> {
+    let before = text.get(..offset)?;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?.trim();
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim())
+        .filter(|k| !k.is_empty() && !k.starts_with('['));
+    let table = before[..start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_owned());
+    match (table, key) {
+        (Some(t), Some(k)) => Some(format!("{t}.{k}")),
+        (None, Some(k)) => Some(k.to_owned()),
+        _ => None,
     }
 }
 

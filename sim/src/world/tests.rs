@@ -39,7 +39,7 @@ fn bad_files_name_the_line_and_field() {
         "{e}"
     );
     let e = error("[arena]\nsize = [100, 100]\nflor = \"white\"\n");
-    assert!(e.contains("line 3") && e.contains("flor"), "{e}");
+    assert!(e.contains("line 3, field arena.flor"), "{e}");
     let e = error("[[mat]]\ncolour = \"pink\"\nrect = [0, 0, 1, 1]\n");
     assert!(
         e.contains("line 1") && e.contains("pink") && e.contains("mat[0]"),
@@ -48,7 +48,11 @@ fn bad_files_name_the_line_and_field() {
     let e = error("[ports]\noutB = \"lego-ev3-l-motor\"\n[drive]\nleft = \"outB\"\nright = \"outC\"\nwheel_diameter = 56\naxle_track = 112\n");
     assert!(e.contains("drive.right") && e.contains("outC"), "{e}");
     let e = error("[arena]\nsize = \"big\"\n");
-    assert!(e.contains("line 2"), "{e}");
+    assert!(e.contains("line 2, field arena.size"), "{e}");
+    let e = error(
+        "[drive]\nleft = \"outB\"\nright = \"outC\"\nwheel_diameter = \"56\"\naxle_track = 112\n",
+    );
+    assert!(e.contains("line 4, field drive.wheel_diameter"), "{e}");
     let e = error("x = 1\n");
     assert!(e.contains("unknown field") && e.contains("line 1"), "{e}");
     let e = format!("{:?}", WorldSpec::load("no-such-world").err());
