@@ -21,6 +21,10 @@
 //! tree, with `EV3SYSFS_ROOT=<root>` or bound over `/sys/class` (see the
 //! `ev3-sim` binary).
 //!
+//! A [`world`] puts a robot in an arena behind the files: its motors move
+//! it, its sensors see what it meets ([`Simulator::add_world`],
+//! `ev3-sim --world bumper`, [`Playground::brick_or_world`]).
+//!
 //! It needs `/dev/fuse` and either root (the tree is mounted with the mount
 //! system call) or fuse3's `fusermount3`. Without them [`MockTree::new`]
 //! fails with an error that says so, at once.
