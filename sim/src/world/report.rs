@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::geometry::Pose;
 
-/// What the world looked like when asked: see [`LiveWorld::report`].
+/// What the world looked like when asked: see [`LiveWorld::report`](super::LiveWorld::report).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct WorldReport {
