@@ -191,22 +191,6 @@ fn a_drive_base_gyro_square_ends_within_2_percent_of_its_start() {
     assert!(report.from_start_mm <= 6.0, "{report}");
 }
 
-/// 60 s of robot time (the line follower's 100 Hz loop) in simulated time;
-/// prints the wall time (`cargo test --release --test world -- --ignored
-/// --nocapture`). Not a timed assertion: a benchmark.
-#[test]
-#[ignore = "a benchmark: prints how long 60 s of robot time takes"]
-fn sixty_seconds_of_robot_time() {
-    let start = std::time::Instant::now();
-    let Some(_) = follow_line(Duration::from_secs(60), true) else {
-        return;
-    };
-    println!(
-        "60 s of robot time in {:.2} s of wall time",
-        start.elapsed().as_secs_f64()
-    );
-}
-
 /// A world from a file's text: a still tank facing a box, every sensor.
 const SENSORS_WORLD: &str = r#"
 name = "sensors"
