@@ -260,3 +260,28 @@ fn range_sensors_see_the_nearest_obstacle_and_the_gyro_drifts() {
     sim.step(MS10).unwrap();
     assert_eq!(us.distance_mm().unwrap(), 130);
 }
+
+#[test]
+fn a_control_server_moves_the_robot_of_a_real_time_world() {
+    let Some(tree) = common::ev3_brick() else {
+        return;
+    };
+    let tree = Arc::new(tree);
+    let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
+    sim.add_world(&WorldSpec::load("empty").unwrap()).unwrap();
+    let running = sim.run_realtime();
+    let mut control = ev3sysfs_sim::world::WorldControl(running.handle());
+    let pose = control.handle(&["pose"]).unwrap().unwrap();
+    assert_eq!(pose, "pose 1000.0 1000.0 0.0");
+    assert_eq!(
+        control.handle(&["move", "500", "400", "90"]),
+        Some(Ok("ok".to_owned()))
+    );
+    assert_eq!(
+        control.handle(&["pose"]),
+        Some(Ok("pose 500.0 400.0 90.0".to_owned()))
+    );
+    assert_eq!(control.handle(&["ping"]), None);
+    drop(running);
+    assert_eq!(control.handle(&["pose"]), None);
+}
