@@ -106,6 +106,16 @@ pub trait Extension: Send {
     fn handle(&mut self, words: &[String]) -> Option<Result<String, String>>;
 }
 
+/// The world's lines (`pose`, `move X Y HEADING`) for a control server
+/// beside a real-time simulator.
+impl Extension for crate::world::WorldControl {
+    fn handle(&mut self, words: &[String]) -> Option<Result<String, String>> {
+        // The world says `ok` for a move: the server adds its own.
+        crate::world::WorldControl::handle(self, words)
+            .map(|r| r.map(|text| if text == "ok" { String::new() } else { text }))
+    }
+}
+
 /// A button by its protocol name.
 pub fn button(name: &str) -> Option<Button> {
     Some(match name {

@@ -378,3 +378,27 @@ fn ev3sim_group_chooses_the_files_group() {
     );
     assert_eq!(stdout, "65534\nmember-wrote\noutsider-refused\n");
 }
+
+/// The world's lines go through the same control socket: `move` puts the
+/// robot somewhere, `pose` says where it is.
+#[test]
+fn the_control_socket_serves_the_worlds_pose_and_move() {
+    let Some(sim) = ev3_sim() else { return };
+    if Command::new("python3").arg("--version").output().is_err() {
+        return common::skip("python3 is missing (the socket's client here)");
+    }
+    let script = "printf 'move 100 200 90\\npose\\nmove 1 2\\n' | python3 -c \"\
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(os.environ['EV3SIM_SOCKET'])
+s.sendall(sys.stdin.buffer.read()); s.shutdown(socket.SHUT_WR)
+sys.stdout.write(s.makefile().read())\"";
+    let (ok, stdout, stderr) = run_sh(&sim, &["--world", "bumper"], script);
+    assert!(ok, "{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "ok", "{stdout}");
+    assert!(lines[1].starts_with("ok pose 100.0 200.0 90.0"), "{stdout}");
+    assert!(
+        lines[2].starts_with("error expected `move X Y HEADING`"),
+        "{stdout}"
+    );
+}

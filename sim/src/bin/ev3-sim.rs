@@ -32,7 +32,8 @@ use std::sync::Arc;
 
 use ev3sysfs::screen::Geometry;
 use ev3sysfs_sim::fb_ioctl::FramebufferIoctls;
-use ev3sysfs_sim::{MockDevice, MockTree, SimulatedIo, Simulator};
+use ev3sysfs_sim::world::WorldControl;
+use ev3sysfs_sim::{MockDevice, MockTree, RealtimeSim, SimulatedIo, Simulator, WorldSpec};
 
 #[path = "ev3-sim/control.rs"]
 mod control;
@@ -59,6 +60,10 @@ touch on in1, gyro on in2, color on in3, infrared on in4):
   --motor PORT:DRIVER     the same, as --device
   --sensor PORT:DRIVER    the same, as --device
   --empty                 plug nothing
+  --world NAME|FILE       a simulated world: a robot in an arena whose
+                          sensors see what its motors do; plugs the world's
+                          devices. Built in: bumper, line, sorter, arm,
+                          empty; or a world file (TOML, see the README)
 
 Every brick has the eight lego-ports, the four brick LEDs, the battery and
 board-info. Needs /dev/fuse and root (or fuse3's fusermount3 for --mount).
@@ -98,6 +103,7 @@ struct Options {
     over_sys_class: bool,
     devices: Vec<(String, String)>,
     empty: bool,
+    world: Option<String>,
     command: Vec<String>,
 }
 
@@ -115,6 +121,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--mount" => o.mount = Some(PathBuf::from(value("--mount")?)),
             "--over-sys-class" => o.over_sys_class = true,
             "--empty" => o.empty = true,
+            "--world" => o.world = Some(value("--world")?),
             "--device" | "--motor" | "--sensor" => {
                 let spec = value(arg)?;
                 let (port, driver) = spec
@@ -175,10 +182,13 @@ fn brick(dir: Option<&PathBuf>) -> Result<(Arc<MockTree>, MockDevice), String> {
     Ok((Arc::new(tree), battery))
 }
 
-/// The brick with its devices plugged, its buttons, beeper and screen,
-/// and the control channel.
+/// The brick with its devices plugged (a world's when `--world` is
+/// given), simulated in real time, its buttons, beeper and screen, and the
+/// control channel (which serves the world's lines too). Dropped in this
+/// order.
 struct Stand {
     control: Control,
+    sim: RealtimeSim,
     io: Option<Arc<SimulatedIo>>,
     tree: Arc<MockTree>,
 }
@@ -201,13 +211,31 @@ fn stand(dir: Option<&PathBuf>, o: &Options) -> Result<Stand, String> {
         battery: Some(battery),
         extensions: Vec::new(),
     };
-    for (port, driver) in devices(o) {
-        served
-            .plug(&port, &driver)
-            .map_err(|e| format!("{port}={driver}: {e}"))?;
+    let mut sim = Simulator::new(Arc::clone(&tree)).map_err(|e| e.to_string())?;
+    match &o.world {
+        Some(world) => {
+            let spec = WorldSpec::load(world).map_err(|e| e.to_string())?;
+            log::info!("world {}: {}", spec.name(), spec.about());
+            served.plugged = sim.add_world(&spec).map_err(|e| e.to_string())?;
+        }
+        None => {
+            for (port, driver) in devices(o) {
+                served
+                    .plug(&port, &driver)
+                    .map_err(|e| format!("{port}={driver}: {e}"))?;
+            }
+        }
     }
+    let sim = sim.run_realtime();
+    // `pose` and `move`: the world's lines.
+    served.extensions.push(Box::new(WorldControl(sim.handle())));
     let control = Control::start(served)?;
-    Ok(Stand { control, io, tree })
+    Ok(Stand {
+        control,
+        sim,
+        io,
+        tree,
+    })
 }
 
 /// Blocks SIGINT and SIGTERM in this thread (and the threads it starts
@@ -233,9 +261,6 @@ fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
     }
     let signals = block_signals()?;
     let stand = stand(Some(&dir), o)?;
-    let sim = Simulator::new(Arc::clone(&stand.tree))
-        .map_err(|e| e.to_string())?
-        .run_realtime();
     println!("ev3-sim: serving a simulated brick at {}", dir.display());
     println!(
         "ev3-sim: EV3SYSFS_ROOT={} ; SIGINT/SIGTERM to stop",
@@ -248,9 +273,16 @@ fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
     println!("ev3-sim: EV3SIM_SOCKET={}", stand.control.socket.display());
     let signal = signals.wait().map_err(|e| format!("sigwait: {e}"))?;
     log::info!("{signal:?}: unmounting");
-    drop(sim);
+    report(&stand.sim);
     drop(stand);
     Ok(0)
+}
+
+/// Says what happened in the world, if there is one.
+fn report(sim: &ev3sysfs_sim::RealtimeSim) {
+    if let Some(report) = sim.with(|s| s.world().map(|w| w.report())) {
+        eprintln!("ev3-sim: {report}");
+    }
 }
 
 fn over_sys_class(o: &Options) -> Result<u8, String> {
@@ -258,9 +290,6 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
         return Err("--over-sys-class needs root (a mount namespace and a bind mount)".into());
     }
     let stand = stand(None, o)?;
-    let sim = Simulator::new(Arc::clone(&stand.tree))
-        .map_err(|e| e.to_string())?
-        .run_realtime();
     // Where the namespace's /dev is staged, and the `beep` for /usr/bin.
     let stage = stand.control.dir.join("host-dev");
     let bin = stand.control.dir.join("bin");
@@ -309,7 +338,7 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
     let _ = std::fs::remove_file(bin.join("beep"));
     let _ = std::fs::remove_dir(&bin);
     let _ = std::fs::remove_dir(&stage);
-    drop(sim);
+    report(&stand.sim);
     drop(stand);
     match status.code() {
         Some(125) => Err("could not bind the brick over /sys/class".into()),
