@@ -84,6 +84,7 @@ Unix socket $EV3SIM_SOCKET (one reply line each: `ok [TEXT]` or
   battery VOLTS           the battery's voltage: battery 7.1
   unplug PORT | plug PORT DRIVER
   tones | screen | ping   tones played (Hz), framebuffer (hex), liveness
+  pose | move X Y HEADING with --world: where the robot is / put it there
 ";
 
 /// The default brick: what most EV3 robots have.
