@@ -241,7 +241,8 @@ impl DriveBase {
     pub fn start_turn(&self, angle: Degrees) -> Result<()> {
         let wheel = self.turn_wheel_degrees(angle.0);
         let speed = self.turn_wheel_degrees(self.turn_rate.0);
-        self.start_move((wheel, speed), (-wheel, speed))
+        // Saturated: -i32::MIN does not fit.
+        self.start_move((wheel, speed), (wheel.saturating_neg(), speed))
     }
 
     /// Starts [`DriveBase::curve`] without waiting.
@@ -250,11 +251,13 @@ impl DriveBase {
     /// I/O errors.
     pub fn start_curve(&self, radius: Millimetres, angle: Degrees) -> Result<()> {
         // Centre arc r * |θ|, heading change (left - right) / axle = θ.
-        let centre = scale32(
-            i64::from(radius.0) * i64::from(angle.0.saturating_abs()) * PI_NUM,
+        // In 128 bits: i32::MAX * i32::MAX * 355 does not fit in 64.
+        let centre = scale(
+            i128::from(radius.0) * i128::from(angle.0.unsigned_abs()) * i128::from(PI_NUM),
             1,
-            180 * PI_DEN,
+            180 * i128::from(PI_DEN),
         );
+        let centre = i32::try_from(centre).unwrap_or(if centre < 0 { i32::MIN } else { i32::MAX });
         let centre = Millimetres(centre).wheel_degrees(self.wheel);
         let turn = self.turn_wheel_degrees(angle.0);
         let (l, r) = (centre.saturating_add(turn), centre.saturating_sub(turn));
@@ -346,7 +349,12 @@ impl DriveBase {
     /// plus 2 s.
     pub fn wait(&self) -> Result<Finished> {
         let start = Instant::now();
-        let timeout = *self.nominal.lock().unwrap_or_else(|p| p.into_inner()) * 2 + SLACK;
+        let timeout = self
+            .nominal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .saturating_mul(2)
+            .saturating_add(SLACK);
         // On a mock tree `running` shows a tick after the command.
         let grace = if self.left.is_sysfs() {
             Duration::ZERO
