@@ -97,7 +97,9 @@ impl Pid {
         };
         let limit = i64::from(self.limit);
         let unclamped = raw(integral);
-        if (-limit..=limit).contains(&unclamped) || integral.abs() < self.integral.abs() {
+        if (-limit..=limit).contains(&unclamped)
+            || integral.unsigned_abs() < self.integral.unsigned_abs()
+        {
             self.integral = integral;
         }
         let out = raw(self.integral).clamp(-limit, limit);
