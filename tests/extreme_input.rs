@@ -204,3 +204,49 @@ fn drive_moves_with_extreme_input_saturate() {
         let _ = base.state().unwrap();
     }
 }
+
+/// Found by the `moves` fuzz target: a drive base on motors whose files
+/// claim extreme `max_speed` and `count_per_rot` (a plain directory of
+/// captured attribute files, edited).
+#[test]
+fn drive_base_on_motors_with_extreme_files() {
+    let tmp = common::TempDir::new("extreme-motors");
+    let root = tmp.path();
+    for (i, port) in ["outB", "outC"].iter().enumerate() {
+        let dir = common::install_fixture("large_motor", root, "tacho-motor", &format!("motor{i}"));
+        std::fs::write(dir.join("address"), format!("{port}\n")).unwrap();
+    }
+    let set = |name: &str, value: i32| {
+        for i in 0..2 {
+            let path = root.join(format!("tacho-motor/motor{i}/{name}"));
+            std::fs::write(path, format!("{value}\n")).unwrap();
+        }
+    };
+    for (max_speed, cpr) in [
+        (i32::MAX, 1),
+        (i32::MAX, i32::MAX),
+        (0, 360),
+        (-1, 360),
+        (i32::MIN, -5),
+        (1050, 0),
+    ] {
+        set("max_speed", max_speed);
+        set("count_per_rot", cpr);
+        for (wheel, axle) in [(i32::MAX, 1), (1, i32::MAX), (i32::MAX, i32::MAX)] {
+            let base = DriveBase::new(
+                TachoMotor::find(root, "outB").unwrap(),
+                TachoMotor::find(root, "outC").unwrap(),
+                Millimetres(wheel),
+                Millimetres(axle),
+            );
+            let Ok(base) = base else { continue };
+            for v in [i32::MIN, -1, 0, 1, i32::MAX] {
+                let _ = base.start_straight(Millimetres(v));
+                let _ = base.start_turn(Degrees(v));
+                let _ = base.start_curve(Millimetres(v), Degrees(v));
+                let _ = base.drive(ev3sysfs::units::MmPerSec(v), DegPerSec(v));
+                let _ = base.state();
+            }
+        }
+    }
+}

@@ -118,11 +118,13 @@ impl DriveBase {
         // 40 % of the slower wheel's top speed, as pybricks.
         let top = i64::from(base.left.max_speed().min(base.right.max_speed())) * 2 / 5;
         let wheel_deg = scale32(top, 360, i64::from(cpr(&base.left)));
-        base.speed = MmPerSec(scale32(
-            i64::from(wheel_deg) * geometry.wheel * PI_NUM,
+        // In 128 bits: 2^31 * 2^31 * 355 does not fit in 64.
+        let speed = scale(
+            i128::from(wheel_deg) * i128::from(geometry.wheel) * i128::from(PI_NUM),
             1,
-            360 * PI_DEN,
-        ));
+            360 * i128::from(PI_DEN),
+        );
+        base.speed = MmPerSec(i32::try_from(speed).unwrap_or(i32::MAX));
         base.turn_rate = DegPerSec(scale32(i64::from(wheel_deg), geometry.wheel, geometry.axle));
         Ok(base)
     }
@@ -300,7 +302,7 @@ impl DriveBase {
                 let counts = scale32(i64::from(deg), i64::from(c), 360);
                 let speed = scale32(i64::from(speed), i64::from(c), 360)
                     .unsigned_abs()
-                    .clamp(1, m.max_speed().unsigned_abs());
+                    .clamp(1, m.max_speed().unsigned_abs().max(1));
                 let speed = i32::try_from(speed).unwrap_or(i32::MAX);
                 let ms = u64::from(counts.unsigned_abs()) * 1000
                     / u64::from(speed.unsigned_abs().max(1));
@@ -400,7 +402,8 @@ impl DriveBase {
             to_counts(&self.left, forward + turn),
             to_counts(&self.right, forward - turn),
         );
-        let over = |v: i64, m: &TachoMotor| (v.abs(), i64::from(m.max_speed()));
+        // In 128 bits: counts and max_speed are only bounded by i64 and i32.
+        let over = |v: i64, m: &TachoMotor| (i128::from(v).abs(), i128::from(m.max_speed().max(0)));
         let ((la, lmax), (ra, rmax)) = (over(l, &self.left), over(r, &self.right));
         // Scale both by the largest overshoot (cross-multiplied).
         let (num, den) = if la * rmax >= ra * lmax {
@@ -409,12 +412,13 @@ impl DriveBase {
             (rmax, ra)
         };
         if num < den {
-            l = scale(i128::from(l), i128::from(num), i128::from(den));
-            r = scale(i128::from(r), i128::from(num), i128::from(den));
+            l = scale(i128::from(l), num, den);
+            r = scale(i128::from(r), num, den);
         }
         let clamp = |v: i64, m: &TachoMotor| {
-            let max = m.max_speed();
-            i32::try_from(v).unwrap_or(0).clamp(-max, max)
+            let max = m.max_speed().max(0);
+            let v = i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX });
+            v.clamp(-max, max)
         };
         self.left.set_speed_sp(clamp(l, &self.left))?;
         self.right.set_speed_sp(clamp(r, &self.right))?;
