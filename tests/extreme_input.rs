@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 
 use ev3sysfs::control::every;
 use ev3sysfs::drive::DriveBase;
-use ev3sysfs::mock::{MockTree, RealtimeSim, Simulator, TachoDriver};
 use ev3sysfs::motor::{Command, Finished, TachoMotor, Then};
 use ev3sysfs::units::{DegPerSec, Degrees, Millimetres, Percent};
 use ev3sysfs::Error;
+use ev3sysfs_sim::{MockTree, RealtimeSim, Simulator, TachoDriver};
 
 /// A running simulated brick with a medium motor on outA and large ones on
 /// outB and outC.

@@ -4,12 +4,13 @@
 //! where no simulated brick can be mounted.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 
-use ev3sysfs::mock::TachoDriver;
+use ev3sysfs_sim::TachoDriver;
 
 /// This process's resident set, in KiB (`VmRSS` of /proc/self/status).
 fn rss_kib() -> u64 {
@@ -65,8 +66,8 @@ fn refused_big_writes_are_not_kept() {
 #[test]
 fn a_beeper_client_writing_for_ever_is_bounded() {
     use ev3sysfs::input::{InputEvent, EV_SND, SND_TONE};
-    use ev3sysfs::mock::SimulatedIo;
     use ev3sysfs::screen::Geometry;
+    use ev3sysfs_sim::SimulatedIo;
     let tmp = common::TempDir::new("sim-tones");
     let sim = match SimulatedIo::mount(tmp.path().join("dev"), Geometry::EV3_MONO) {
         Ok(sim) => sim,
