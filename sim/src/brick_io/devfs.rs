@@ -52,6 +52,9 @@ pub(super) fn flush_key_events(queue: &mut VecDeque<InputEvent>) {
     *queue = kept;
 }
 
+/// How many tones the simulated beeper remembers (the last ones).
+pub(super) const TONES_KEPT: usize = 65_536;
+
 /// Takes whole events, at most `size` bytes, off the queue.
 pub(super) fn take_events(queue: &mut VecDeque<InputEvent>, size: u32) -> Vec<u8> {
     let count = (size as usize / EVENT_SIZE).min(queue.len());
@@ -289,6 +292,10 @@ impl Filesystem for DevFs {
                             state.tones.push(tone);
                         }
                     }
+                    // A client writing tones for ever does not grow the
+                    // simulator for ever: the oldest go.
+                    let excess = state.tones.len().saturating_sub(TONES_KEPT);
+                    state.tones.drain(..excess);
                     reply.written(whole as u32);
                 }
                 _ => reply.error(Errno::EBADF),
