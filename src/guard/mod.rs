@@ -49,9 +49,11 @@
 //! After [`TachoMotor::reconnect`], the new motor is protected by the
 //! guards that protected the old one, automatically.
 
+mod fence;
+
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::attr::Attribute;
@@ -60,54 +62,62 @@ use crate::motor::memory::{self, Shared};
 use crate::motor::{DcMotor, StopAction, TachoGroup, TachoMotor, Tank};
 use crate::sys;
 
-/// How many motors can be protected at once (an EV3 has four output ports;
-/// daisy-chained or I2C motor controllers add more).
-pub const CAPACITY: usize = 32;
+#[cfg_attr(not(feature = "sim"), allow(unused_imports))]
+pub(crate) use fence::SimulatorCode;
+pub use fence::CAPACITY;
+pub(crate) use fence::{in_simulator_code, DeviceKey, Fence, RunPermit};
 
-struct Slot {
-    /// Descriptor of `command`, or -1 for a free slot (-2 while claimed).
-    /// Published last.
-    command: AtomicI32,
-    /// Descriptor of `stop_action`, or -1 to stop with the motor's own.
-    stop_action: AtomicI32,
-    /// Index into [`StopAction::ALL`].
-    action: AtomicU8,
-}
-
-impl Slot {
-    const fn new() -> Slot {
-        Slot {
-            command: AtomicI32::new(-1),
-            stop_action: AtomicI32::new(-1),
-            action: AtomicU8::new(0),
-        }
-    }
-}
-
-static SLOTS: [Slot; CAPACITY] = [const { Slot::new() }; CAPACITY];
-
-const ACTION_BYTES: [&[u8]; 3] = [b"coast", b"brake", b"hold"];
-
-fn stop_slot(slot: &Slot) {
-    let command = slot.command.load(Ordering::Acquire);
-    if command < 0 {
+/// The process is ending (exit, fatal signal): end the service of the
+/// simulated bricks this process serves (so that nothing waits on them),
+/// fence every protected motor, wait for the commands in flight, stop them.
+/// Async-signal-safe.
+fn fire() {
+    sys::end_served_bricks();
+    let mine = fence::owned();
+    if mine == 0 {
         return;
     }
-    let action = usize::from(slot.action.load(Ordering::Relaxed)).min(ACTION_BYTES.len() - 1);
-    sys::store_raw(
-        slot.stop_action.load(Ordering::Relaxed),
-        ACTION_BYTES[action],
-    );
-    sys::store_raw(command, b"stop");
+    memory::invalidate_all();
+    fence::stop_everything_from_now();
+    let drained = fence::wait_for_commands_in_flight(mine);
+    fence::stop_slots(mine);
+    if !drained {
+        fence::wait_for_commands_in_flight(mine);
+        fence::stop_slots(mine);
+    }
+    memory::invalidate_all();
 }
 
-/// The guard has fired for the whole process: fence, wait for commands in
-/// flight, stop every protected motor. Async-signal-safe.
-fn fire() {
-    memory::stop_everything_from_now();
+/// A panic: stop every protected motor at once, without a fence (see the
+/// module docs: a caught panic is not the program's end). Not from the
+/// simulated brick's own threads: a model's panic is the simulator's, and
+/// writing from there could wait on the thread itself.
+fn on_panic() {
+    if in_simulator_code() {
+        return;
+    }
     memory::invalidate_all();
-    SLOTS.iter().for_each(stop_slot);
+    fence::stop_slots(fence::owned());
     memory::invalidate_all();
+}
+
+/// Job control (SIGTSTP, SIGTTIN, SIGTTOU): run commands wait, the motors
+/// stop, then the process stops. Async-signal-safe.
+fn on_job_stop() {
+    fence::pause(true);
+    if in_simulator_code() {
+        return;
+    }
+    let mine = fence::owned();
+    memory::invalidate_all();
+    fence::wait_for_commands_in_flight(mine);
+    fence::stop_slots(mine);
+    memory::invalidate_all();
+}
+
+/// The process continues after a job-control stop.
+fn on_job_continue() {
+    fence::pause(false);
 }
 
 extern "C" fn on_exit() {
@@ -125,6 +135,10 @@ pub const SIGNALS: [i32; 7] = [
     libc::SIGBUS,
 ];
 
+/// Job-control signals (Ctrl-Z, background reads and writes of the
+/// terminal): the guard stops the motors, then the process stops.
+pub const JOB_SIGNALS: [i32; 3] = [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU];
+
 fn setup_error(what: &str, e: &std::io::Error) -> Error {
     Error::Io {
         path: PathBuf::from(what),
@@ -139,7 +153,7 @@ fn install_common() -> Result<()> {
     let result = COMMON.get_or_init(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            fire();
+            on_panic();
             previous(info);
         }));
         sys::at_exit(on_exit)
@@ -153,7 +167,10 @@ fn install_common() -> Result<()> {
 fn install_signals() -> Result<()> {
     static SIGNAL_SETUP: OnceLock<std::result::Result<(), std::io::Error>> = OnceLock::new();
     SIGNAL_SETUP
-        .get_or_init(|| sys::install_chained(&SIGNALS, fire))
+        .get_or_init(|| {
+            sys::install_chained(&SIGNALS, fire)?;
+            sys::install_job_control(&JOB_SIGNALS, on_job_stop, on_job_continue)
+        })
         .as_ref()
         .map_err(|e| setup_error("sigaction", e))
         .copied()
@@ -169,7 +186,6 @@ pub struct StopFiles<'a> {
     stop_action: Option<&'a Attribute>,
     /// The forced action this motor can do, given the one the guard wants.
     forced: Option<StopAction>,
-    shared: &'a Arc<Shared>,
 }
 
 /// A motor, or motors, a guard can stop: [`TachoMotor`], [`DcMotor`],
@@ -212,7 +228,6 @@ impl Stoppable for TachoMotor {
             command,
             stop_action: Some(stop_action),
             forced,
-            shared: self.shared(),
         })
     }
 }
@@ -235,7 +250,6 @@ impl Stoppable for DcMotor {
             command: self.command_attribute(),
             stop_action,
             forced,
-            shared: self.shared(),
         })
     }
 }
@@ -274,16 +288,19 @@ impl Stoppable for crate::drive::DriveBase {
     }
 }
 
+/// The guard id of a fenced motor whose guard is gone (dropped armed): its
+/// slot keeps refusing run commands, and the exit handler stops it again.
+const FENCED: u64 = 0;
+
 /// One protected motor of one guard.
 struct Protected {
+    /// The guard's id, or [`FENCED`].
     guard: u64,
     slot: usize,
     /// Device and inode of the `command` file: the motor's identity.
-    key: (u64, u64),
+    key: DeviceKey,
     command_path: PathBuf,
     forced: Option<StopAction>,
-    /// The handles of this motor that were protected.
-    handles: Vec<Arc<Shared>>,
     _command: OwnedFd,
     _stop_action: Option<OwnedFd>,
 }
@@ -294,21 +311,18 @@ impl Protected {
         self.command_path.parent().unwrap_or(&self.command_path)
     }
 
-    /// Stops the motor from ordinary code (not a signal handler): the same
-    /// two `pwrite`s as from a signal, on a brick and on the simulated brick
-    /// alike.
-    fn stop(&self) {
-        stop_slot(&SLOTS[self.slot]);
+    fn mask(&self) -> u32 {
+        1 << self.slot
     }
 
     fn release(self) {
         // Unpublish before the descriptors are closed (when self drops).
-        SLOTS[self.slot].command.store(-1, Ordering::Release);
-        SLOTS[self.slot].stop_action.store(-1, Ordering::Relaxed);
-        for shared in &self.handles {
-            shared.unprotected();
-        }
+        fence::free(self.slot);
     }
+}
+
+fn mask_of<'a>(protected: impl IntoIterator<Item = &'a Protected>) -> u32 {
+    protected.into_iter().fold(0, |m, p| m | p.mask())
 }
 
 /// Every protected motor of every guard.
@@ -440,9 +454,7 @@ impl StopGuard {
     pub fn stop_now(&self) {
         let registry = registry();
         memory::invalidate_all();
-        for p in registry.iter().filter(|p| p.guard == self.id) {
-            p.stop();
-        }
+        fence::stop_slots(mask_of(registry.iter().filter(|p| p.guard == self.id)));
         memory::invalidate_all();
     }
 
@@ -452,30 +464,22 @@ impl StopGuard {
     }
 }
 
-fn key_of(attribute: &Attribute) -> Result<(u64, u64)> {
-    let stat = nix::sys::stat::fstat(attribute.as_fd().as_raw_fd()).map_err(|e| {
-        Error::from_io(
-            attribute.path(),
-            Operation::Open,
-            None,
-            std::io::Error::from(e),
-        )
-    })?;
-    #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
-    Ok((stat.st_dev as u64, stat.st_ino as u64))
+fn key_of(attribute: &Attribute) -> Result<DeviceKey> {
+    DeviceKey::of(attribute.as_fd())
+        .map_err(|e| Error::from_io(attribute.path(), Operation::Open, None, e))
 }
 
 fn protect_one(registry: &mut Vec<Protected>, guard: u64, files: StopFiles<'_>) -> Result<()> {
     let key = key_of(files.command)?;
-    if let Some(p) = registry
-        .iter_mut()
-        .find(|p| p.guard == guard && p.key == key)
-    {
-        if !p.handles.iter().any(|h| Arc::ptr_eq(h, files.shared)) {
-            files.shared.protected();
-            p.handles.push(Arc::clone(files.shared));
-        }
+    if registry.iter().any(|p| p.guard == guard && p.key == key) {
         return Ok(());
+    }
+    // A new guard lifts the fence a dropped guard left on the motor.
+    if let Some(i) = registry
+        .iter()
+        .position(|p| p.guard == FENCED && p.key == key)
+    {
+        registry.swap_remove(i).release();
     }
     let dup = |a: &Attribute| {
         a.as_fd()
@@ -491,29 +495,30 @@ fn protect_one(registry: &mut Vec<Protected>, guard: u64, files: StopFiles<'_>) 
         .forced
         .and_then(|f| StopAction::ALL.iter().position(|a| *a == f))
         .unwrap_or(0);
-    let Some(slot) = SLOTS.iter().position(|slot| {
-        slot.command
-            .compare_exchange(-1, -2, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
-    }) else {
-        return Err(Error::GuardFull { capacity: CAPACITY });
+    let slot = match fence::claim(key) {
+        Some(slot) => slot,
+        None => {
+            // Full: the oldest fenced motor of a dropped guard gives way.
+            let Some(i) = registry.iter().position(|p| p.guard == FENCED) else {
+                return Err(Error::GuardFull { capacity: CAPACITY });
+            };
+            registry.remove(i).release();
+            fence::claim(key).ok_or(Error::GuardFull { capacity: CAPACITY })?
+        }
     };
-    // Claimed (-2 = being filled, skipped by stop_slot).
-    let s = &SLOTS[slot];
+    let s = &fence::SLOTS[slot];
     s.stop_action.store(
         stop_action.as_ref().map_or(-1, |fd| fd.as_raw_fd()),
         Ordering::Relaxed,
     );
     s.action.store(action_index as u8, Ordering::Relaxed);
-    s.command.store(command_fd.as_raw_fd(), Ordering::Release);
-    files.shared.protected();
+    fence::publish(slot, command_fd.as_raw_fd());
     registry.push(Protected {
         guard,
         slot,
         key,
         command_path: files.command.path().to_path_buf(),
         forced: files.forced,
-        handles: vec![Arc::clone(files.shared)],
         _command: command_fd,
         _stop_action: stop_action,
     });
@@ -524,11 +529,14 @@ fn protect_one(registry: &mut Vec<Protected>, guard: u64, files: StopFiles<'_>) 
 /// unplugged motor) protect `new` instead.
 pub(crate) fn reprotect(old: &Arc<Shared>, new: &TachoMotor) -> Result<()> {
     let mut registry = registry();
-    let (gone, kept): (Vec<_>, Vec<_>) = registry
-        .drain(..)
-        .partition(|p| p.handles.iter().any(|h| Arc::ptr_eq(h, old)));
+    let key = old.fence.key();
+    let (gone, kept): (Vec<_>, Vec<_>) = registry.drain(..).partition(|p| p.key == key);
     *registry = kept;
-    let guards: Vec<(u64, Option<StopAction>)> = gone.iter().map(|p| (p.guard, p.forced)).collect();
+    let guards: Vec<(u64, Option<StopAction>)> = gone
+        .iter()
+        .filter(|p| p.guard != FENCED)
+        .map(|p| (p.guard, p.forced))
+        .collect();
     gone.into_iter().for_each(Protected::release);
     for (guard, forced) in guards {
         new.each_motor(forced, &mut |files| {
@@ -541,16 +549,22 @@ pub(crate) fn reprotect(old: &Arc<Shared>, new: &TachoMotor) -> Result<()> {
 impl Drop for StopGuard {
     fn drop(&mut self) {
         let mut registry = registry();
-        let (mine, others): (Vec<_>, Vec<_>) = registry.drain(..).partition(|p| p.guard == self.id);
-        *registry = others;
-        if self.armed.load(Ordering::Relaxed) {
-            // Fence first, so that no thread restarts a motor after the stop.
-            mine.iter().flat_map(|p| &p.handles).for_each(|h| h.fence());
-            memory::wait_for_commands_in_flight();
-            memory::invalidate_all();
-            mine.iter().for_each(Protected::stop);
-            memory::invalidate_all();
+        if !self.armed.load(Ordering::Relaxed) {
+            let (mine, others): (Vec<_>, Vec<_>) =
+                registry.drain(..).partition(|p| p.guard == self.id);
+            *registry = others;
+            mine.into_iter().for_each(Protected::release);
+            return;
         }
-        mine.into_iter().for_each(Protected::release);
+        // Fence first, so that no thread (through any handle) restarts a
+        // motor after the stop; the motors stay fenced.
+        let mine = registry.iter_mut().filter(|p| p.guard == self.id);
+        let mask = mine.fold(0, |m, p| {
+            p.guard = FENCED;
+            m | p.mask()
+        });
+        memory::invalidate_all();
+        fence::fence_and_stop(mask);
+        memory::invalidate_all();
     }
 }
