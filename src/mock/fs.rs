@@ -7,19 +7,32 @@
 //! model's `show`/`store` and `close` costs no round trip; `poll` is
 //! supported as kernfs has it (`POLLPRI | POLLERR` after a `sysfs_notify`
 //! or when the attribute is gone).
+//!
+//! # A process never waits on a file system it serves itself
+//! The file system is served by a thread with a file descriptor table of
+//! its own (`unshare(CLONE_FILES)`): `/dev/fuse` is open only there. When
+//! the process dies, however (exit, a signal, SIGKILL), that thread goes
+//! and the kernel aborts the connection, so that a thread of the process
+//! that was waiting for an answer (a read in flight) is released instead
+//! of hanging in `D` state forever. The serving threads block the signals
+//! the stop guard handles (the handler never runs on them); code that holds
+//! the brick's lock is marked, so that the guard never writes from there;
+//! at exit and on a fatal signal the brick's service is ended first
+//! (connection aborted, mount detached), see `sys::end_served_bricks`.
 
 use std::ffi::OsStr;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use fuser::{
-    AccessFlags, BackgroundSession, Config, Errno, FileAttr, FileHandle, FileType, Filesystem,
-    FopenFlags, INodeNo, LockOwner, MountOption, OpenFlags, PollEvents, PollFlags, PollNotifier,
-    ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyPoll,
-    ReplyStatfs, ReplyWrite, ReplyXattr, Request, SessionACL, WriteFlags,
+    AccessFlags, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, INodeNo,
+    LockOwner, MountOption, OpenFlags, PollEvents, PollFlags, PollNotifier, ReplyAttr, ReplyData,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyPoll, ReplyStatfs, ReplyWrite,
+    ReplyXattr, Request, Session, SessionACL, WriteFlags,
 };
 
 use super::kobject::Mode;
@@ -31,21 +44,52 @@ pub const MARKER_XATTR: &str = "user.ev3sysfs";
 /// Its value.
 const MARKER_VALUE: &[u8] = b"simulated-brick";
 
+/// A poller to wake: its notification is sent by the serving threads'
+/// notifier (only they have `/dev/fuse` open).
+#[derive(Clone)]
+pub(crate) struct Poller {
+    notifier: PollNotifier,
+    to: mpsc::Sender<PollNotifier>,
+}
+
 /// The brick as the file system and its owner share it.
-pub(crate) type SharedBrick = Arc<Mutex<Brick<PollNotifier>>>;
+pub(crate) type SharedBrick = Arc<Mutex<Brick<Poller>>>;
+
+/// The brick, locked by simulator code (see [`crate::guard::SimulatorCode`]).
+pub(crate) struct BrickLock<'a> {
+    brick: MutexGuard<'a, Brick<Poller>>,
+    _code: crate::guard::SimulatorCode,
+}
+
+impl std::ops::Deref for BrickLock<'_> {
+    type Target = Brick<Poller>;
+    fn deref(&self) -> &Brick<Poller> {
+        &self.brick
+    }
+}
+
+impl std::ops::DerefMut for BrickLock<'_> {
+    fn deref_mut(&mut self) -> &mut Brick<Poller> {
+        &mut self.brick
+    }
+}
 
 /// Locks the brick; a panic elsewhere does not make it unusable.
-pub(crate) fn lock(brick: &Mutex<Brick<PollNotifier>>) -> MutexGuard<'_, Brick<PollNotifier>> {
-    brick
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+pub(crate) fn lock(brick: &Mutex<Brick<Poller>>) -> BrickLock<'_> {
+    let code = crate::guard::SimulatorCode::enter();
+    BrickLock {
+        brick: brick
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        _code: code,
+    }
 }
 
 /// Wakes the pollers a change released (outside the brick's lock).
-pub(crate) fn wake(pollers: Vec<PollNotifier>) {
+pub(crate) fn wake(pollers: Vec<Poller>) {
     for poller in pollers {
-        if let Err(e) = poller.notify() {
-            log::debug!("poll notification not delivered: {e}");
+        if poller.to.send(poller.notifier).is_err() {
+            log::debug!("poll notification not delivered: the brick is no longer served");
         }
     }
 }
@@ -67,13 +111,14 @@ fn perm(mode: Mode) -> u16 {
 /// The FUSE file system of one simulated brick.
 pub(crate) struct BrickFs {
     brick: SharedBrick,
+    notify: mpsc::Sender<PollNotifier>,
     uid: u32,
     gid: u32,
     born: SystemTime,
 }
 
 impl BrickFs {
-    fn attr(&self, brick: &Brick<PollNotifier>, ino: u64) -> Option<FileAttr> {
+    fn attr(&self, brick: &Brick<Poller>, ino: u64) -> Option<FileAttr> {
         let node = brick.node(ino)?;
         let (kind, perm, size, nlink) = match &node.kind {
             NodeKind::Dir(children) => (FileType::Directory, 0o755, 0, 2 + children.len() as u32),
@@ -102,9 +147,23 @@ impl BrickFs {
 /// Runs a handler (of this file system or of the simulated devices'); a
 /// panic in it (a model's bug) is logged, and the dropped reply answers
 /// `EIO`: the file system keeps serving.
-pub(crate) fn guarded(what: &str, f: impl FnOnce()) {
-    if catch_unwind(AssertUnwindSafe(f)).is_err() {
+pub(crate) fn guarded(what: &str, f: impl FnOnce()) -> Option<Box<dyn std::any::Any + Send>> {
+    let _code = crate::guard::SimulatorCode::enter();
+    let panic = catch_unwind(AssertUnwindSafe(f)).err();
+    if panic.is_some() {
         log::error!("simulated brick: {what} handler panicked; answered EIO");
+    }
+    panic
+}
+
+impl BrickFs {
+    /// [`guarded`], and a panic (a model's `show` or `store`) is recorded
+    /// as the brick's failure.
+    fn guarded_model(&self, what: &str, f: impl FnOnce()) {
+        if let Some(panic) = guarded(what, f) {
+            let callback = format!("a file's {what}");
+            lock(&self.brick).failed(None, &callback, panic.as_ref());
+        }
     }
 }
 
@@ -234,7 +293,7 @@ impl Filesystem for BrickFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        guarded("read", || {
+        self.guarded_model("read", || {
             let data = lock(&self.brick).read(fh.0, offset, size as usize);
             match data {
                 Ok(data) => reply.data(&data),
@@ -255,7 +314,7 @@ impl Filesystem for BrickFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        guarded("write", || {
+        self.guarded_model("write", || {
             let (stored, pollers) = lock(&self.brick).write(fh.0, offset, data);
             match stored {
                 Ok(n) => reply.written(u32::try_from(n).unwrap_or(u32::MAX)),
@@ -388,7 +447,10 @@ impl Filesystem for BrickFs {
         guarded("poll", || {
             let poller = flags
                 .contains(PollFlags::FUSE_POLL_SCHEDULE_NOTIFY)
-                .then_some(ph);
+                .then(|| Poller {
+                    notifier: ph,
+                    to: self.notify.clone(),
+                });
             let state = lock(&self.brick).poll(fh.0, poller);
             // kernfs: DEFAULT_POLLMASK, plus POLLERR | POLLPRI when notified
             // since the last read or when the attribute is gone.
@@ -404,18 +466,30 @@ impl Filesystem for BrickFs {
     }
 }
 
-/// Mounts `brick` at `dir` and serves it from a thread of this process.
+/// The service of one mounted brick.
+#[derive(Debug)]
+pub(crate) struct Service {
+    /// Entry in the process's table of served bricks.
+    served: Option<usize>,
+}
+
+impl Service {
+    /// Forgets the brick before it is unmounted.
+    pub(crate) fn end(&mut self) {
+        if let Some(i) = self.served.take() {
+            crate::sys::unregister_served(i);
+        }
+    }
+}
+
+/// Mounts `brick` at `dir` and serves it from a thread of this process
+/// with a file descriptor table of its own (see the module docs).
 ///
 /// # Errors
 /// The mount's error, with what the simulated brick needs.
-pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<BackgroundSession> {
+pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<Service> {
+    install_process_hooks();
     let root = nix::unistd::geteuid().is_root();
-    let fs = BrickFs {
-        brick,
-        uid: nix::unistd::getuid().as_raw(),
-        gid: nix::unistd::getgid().as_raw(),
-        born: SystemTime::now(),
-    };
     let mut config = Config::default();
     config.mount_options = vec![
         MountOption::FSName("ev3sysfs".into()),
@@ -430,5 +504,135 @@ pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<BackgroundSess
     } else {
         SessionACL::Owner
     };
-    fuser::spawn_mount(fs, dir, &config)
+    let (ready, mounted) = mpsc::sync_channel(1);
+    let path = dir.to_path_buf();
+    std::thread::Builder::new()
+        .name("ev3sim-fuse".into())
+        .spawn(move || serve(brick, &path, &config, &ready))?;
+    mounted
+        .recv()
+        .unwrap_or_else(|_| Err(io::Error::other("the serving thread ended")))?;
+    let served = crate::sys::register_served(dir, abort_file(dir));
+    if served.is_none() {
+        log::warn!(
+            "too many simulated bricks: {} is not ended at exit",
+            dir.display()
+        );
+    }
+    Ok(Service { served })
+}
+
+/// The serving thread: own descriptor table, guard signals blocked, mount,
+/// then serve until unmounted.
+fn serve(
+    brick: SharedBrick,
+    dir: &Path,
+    config: &Config,
+    ready: &mpsc::SyncSender<io::Result<()>>,
+) {
+    use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
+    let mut blocked = SigSet::empty();
+    for sig in crate::guard::SIGNALS
+        .iter()
+        .chain(&crate::guard::JOB_SIGNALS)
+    {
+        if let Ok(sig) = Signal::try_from(*sig) {
+            blocked.add(sig);
+        }
+    }
+    // Asynchronous ones only: SIGSEGV, SIGBUS, SIGABRT from this thread
+    // itself are delivered anyway.
+    let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&blocked), None);
+    if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_FILES) {
+        let _ = ready.send(Err(io::Error::other(format!(
+            "unshare(CLONE_FILES) for the serving thread: {e}"
+        ))));
+        return;
+    }
+    close_inherited_descriptors();
+    let (notify, notifications) = mpsc::channel::<PollNotifier>();
+    // Shares this thread's descriptor table: the only other place where
+    // `/dev/fuse` is open.
+    let notifier = std::thread::Builder::new()
+        .name("ev3sim-notify".into())
+        .spawn(move || {
+            for poller in notifications {
+                if let Err(e) = poller.notify() {
+                    log::debug!("poll notification not delivered: {e}");
+                }
+            }
+        });
+    if let Err(e) = notifier {
+        let _ = ready.send(Err(e));
+        return;
+    }
+    let fs = BrickFs {
+        brick,
+        notify,
+        uid: nix::unistd::getuid().as_raw(),
+        gid: nix::unistd::getgid().as_raw(),
+        born: SystemTime::now(),
+    };
+    let session = match Session::new(fs, dir, config) {
+        Ok(session) => session,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let _ = ready.send(Ok(()));
+    if let Err(e) = session.run() {
+        log::debug!("simulated brick {}: {e}", dir.display());
+    }
+}
+
+/// Closes the copies of the process's descriptors this thread's own table
+/// got (a pipe's end kept open here would hide its end of file), except
+/// standard input, output and error.
+fn close_inherited_descriptors() {
+    let Ok(entries) = std::fs::read_dir("/proc/thread-self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    for fd in fds.into_iter().filter(|fd| *fd > 2) {
+        // The directory's own descriptor is closed already: EBADF.
+        let _ = nix::unistd::close(fd);
+    }
+}
+
+/// The connection's fusectl `abort` file, when fusectl is mounted.
+fn abort_file(dir: &Path) -> Option<std::os::fd::OwnedFd> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    // The connection is named by the kernel's device number: major 0,
+    // the minor.
+    let minor = nix::sys::stat::minor(dev);
+    let path = format!("/sys/fs/fuse/connections/{minor}/abort");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .ok()
+        .map(std::os::fd::OwnedFd::from)
+}
+
+/// Once per process: at exit and on the signals that end a process, the
+/// bricks this process serves are ended first (for programs without a stop
+/// guard; the guard does the same before it writes).
+fn install_process_hooks() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        extern "C" fn at_exit() {
+            crate::sys::end_served_bricks();
+        }
+        if let Err(e) = crate::sys::at_exit(at_exit) {
+            log::warn!("simulated brick: no exit handler: {e}");
+        }
+        if let Err(e) =
+            crate::sys::install_chained(&crate::guard::SIGNALS, crate::sys::end_served_bricks)
+        {
+            log::warn!("simulated brick: no signal handlers: {e}");
+        }
+    });
 }
