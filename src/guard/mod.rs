@@ -1,33 +1,70 @@
-//! [`StopGuard`]: motors stop when the program ends, panics, aborts or is
-//! interrupted.
+//! [`StopGuard`]: motors stop when the program ends, panics, aborts, is
+//! interrupted or suspended.
 //!
 //! The kernel keeps a motor's last command: a program that exits, panics or
 //! is stopped with Ctrl-C leaves its motors running. A guard stops every
 //! motor it protects
 //! * when the guard is dropped (normal end of `main`),
-//! * at `exit()` (also `std::process::exit`) if the guard is still alive,
+//! * at `exit()` (also `std::process::exit`), again even if the guard was
+//!   dropped before,
 //! * on a panic, before the panic message (also with `panic = "abort"`),
 //! * on SIGINT, SIGTERM, SIGHUP and SIGQUIT, and on SIGABRT (`abort()`, out
 //!   of memory, a stack overflow reported by Rust), SIGSEGV and SIGBUS
 //!   (the handler runs on an alternate signal stack). Then the action the
 //!   signal had before runs: the program's own handler is called (chained),
 //!   a default action ends the process as usual. A signal the program
-//!   ignores (SIGHUP under `nohup`) stays ignored.
+//!   ignores (SIGHUP under `nohup`) stays ignored,
+//! * on Ctrl-Z (SIGTSTP, also SIGTTIN and SIGTTOU): the motors stop before
+//!   the process stops, then it stops as the default action would (or the
+//!   program's own handler runs); run commands sent meanwhile wait, and
+//!   after `fg` (SIGCONT) the program drives again.
 //!
 //! Each motor stops with its own stop action (what its `stop_action` holds:
 //! an arm that was holding keeps holding) unless the guard was installed
 //! with [`StopGuard::install_with`], which forces one.
 //!
-//! # The guard wins
-//! Once a guard has fired (panic, signal, exit) or was dropped, run commands
-//! on the motors it protected fail with [`Error::GuardStopped`] before
-//! anything is written, so another thread that keeps driving a motor cannot
-//! restart it: the guard raises this fence, waits for run commands already
-//! in flight (at most about 50 ms), then stops the motors. Checking the
-//! fence costs two atomic operations, no syscall. [`StopGuard::stop_now`]
-//! stops without raising the fence. Every stop by the guard also makes the
-//! motor handles forget their remembered state, so that a following
-//! `run_direct` or `set_stop_action` is written again.
+//! # The guard wins, through every handle
+//! The guard protects the motor, not the handle: the device (device and
+//! inode of its `command` file) is the key. Once the program ends (exit,
+//! fatal signal, the guard dropped), run commands on a protected motor fail
+//! with [`Error::GuardStopped`] before anything is written, through ANY
+//! handle of it in the process, also a control thread's own
+//! `TachoMotor::find` that was never passed to [`StopGuard::protect`]. The
+//! guard raises this fence, waits until no run command that passed it is
+//! still being written (bounded: one second; then it stops, waits and
+//! stops again), then stops the motors: a command that passed the fence
+//! lands before the stop, a later one is refused, so the stop is the last
+//! write. Checking the fence costs a few atomic operations, no syscall.
+//! After a guard was dropped its motors stay fenced until a guard protects
+//! them again. [`StopGuard::stop_now`] stops without raising the fence.
+//! Every stop by the guard also makes the motor handles forget their
+//! remembered state, so that a following `run_direct` or `set_stop_action`
+//! is written again.
+//!
+//! # A panic the program survives is not its end
+//! A panic stops every protected motor at once (the code that failed may be
+//! the code that drives them), but raises no fence: if the program goes on
+//! (the panic was caught by `catch_unwind` in a worker thread, or a worker
+//! died and `main` carries on), run commands are accepted again, through
+//! old handles and new ones, under the same or a new guard. When the panic
+//! ends the program (it unwinds out of `main`, or `panic = "abort"`), the
+//! end of the program stops and fences as above. A panic inside the
+//! simulated brick's own code (a device model's bug) is the simulator's,
+//! not the program's: the guard does not act on it (see
+//! [`crate::mock::MockTree::check_models`]).
+//!
+//! # Only in the process that installed it
+//! A forked child inherits the guard's handlers; they act only in the
+//! process that protected the motors: a child's `exit`, `_exit` or caught
+//! panic never stops its parent's motors.
+//!
+//! # A program that serves the simulated brick itself
+//! When the process serves a simulated brick from one of its threads
+//! ([`crate::mock::MockTree`], `ev3-probe --mock`), the end of the program
+//! (exit, fatal signal) ends the brick's service first (its FUSE connection
+//! is aborted and the mount detached), so that nothing waits on a file
+//! system that nobody will serve; the motors of that brick need no stop
+//! then. The guard never writes from the brick's own threads.
 //!
 //! # What cannot be handled
 //! SIGKILL (also the kernel's out-of-memory killer), power loss, a kernel
@@ -38,18 +75,19 @@
 //! program's process is gone, or a supervisor that the program "pets"
 //! (writes to a pipe) in its control loop and that resets the motors when
 //! the petting stops. A program that handles these signals itself and
-//! keeps running should use [`StopGuard::install_without_signals`].
+//! keeps running should use [`StopGuard::install_without_signals`] (a
+//! fatal signal's handler ends the served bricks and fences the motors).
 //!
-//! The signal handler only reads atomics and calls `pwrite` and `nanosleep`, which are async-signal-safe;
-//! the descriptors it writes to are duplicates owned by the guard, so
-//! dropping a motor handle does not pull them away. From ordinary code
-//! ([`StopGuard::stop_now`], dropping the guard) on a mock tree the stop
-//! goes through the I/O core, so that a simulator sees it.
+//! The signal handler only reads atomics and calls `pwrite`, `nanosleep`,
+//! `getpid` and (for a served brick) `umount2`, which are
+//! async-signal-safe; the descriptors it writes to are duplicates owned by
+//! the guard, so dropping a motor handle does not pull them away.
 //!
 //! After [`TachoMotor::reconnect`], the new motor is protected by the
 //! guards that protected the old one, automatically.
 
 mod fence;
+mod stoppable;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -59,13 +97,16 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use crate::attr::Attribute;
 use crate::error::{Error, Operation, Result};
 use crate::motor::memory::{self, Shared};
-use crate::motor::{DcMotor, StopAction, TachoGroup, TachoMotor, Tank};
+use crate::motor::{StopAction, TachoMotor};
 use crate::sys;
 
 #[cfg_attr(not(feature = "sim"), allow(unused_imports))]
 pub(crate) use fence::SimulatorCode;
 pub use fence::CAPACITY;
 pub(crate) use fence::{in_simulator_code, DeviceKey, Fence, RunPermit};
+#[doc(hidden)]
+pub use stoppable::StopFiles;
+pub use stoppable::Stoppable;
 
 /// The process is ending (exit, fatal signal): end the service of the
 /// simulated bricks this process serves (so that nothing waits on them),
@@ -174,118 +215,6 @@ fn install_signals() -> Result<()> {
         .as_ref()
         .map_err(|e| setup_error("sigaction", e))
         .copied()
-}
-
-/// One motor as a guard sees it.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct StopFiles<'a> {
-    command: &'a Attribute,
-    /// `None` for a DC motor, whose `stop_action` is write-only and is
-    /// opened only when an action is forced.
-    stop_action: Option<&'a Attribute>,
-    /// The forced action this motor can do, given the one the guard wants.
-    forced: Option<StopAction>,
-}
-
-/// A motor, or motors, a guard can stop: [`TachoMotor`], [`DcMotor`],
-/// [`TachoGroup`], [`Tank`], [`DriveBase`](crate::drive::DriveBase).
-pub trait Stoppable: sealed::Sealed {
-    /// Calls `each` with every motor's files, given the stop action the
-    /// guard forces (`None`: the motor's own).
-    #[doc(hidden)]
-    fn each_motor(
-        &self,
-        forced: Option<StopAction>,
-        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
-    ) -> Result<()>;
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for crate::motor::TachoMotor {}
-    impl Sealed for crate::motor::DcMotor {}
-    impl Sealed for crate::motor::TachoGroup<'_> {}
-    impl Sealed for crate::motor::Tank {}
-    impl Sealed for crate::drive::DriveBase {}
-}
-
-impl Stoppable for TachoMotor {
-    fn each_motor(
-        &self,
-        forced: Option<StopAction>,
-        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
-    ) -> Result<()> {
-        let forced = forced.map(|wanted| {
-            if self.offers_stop_action(wanted) {
-                wanted
-            } else {
-                StopAction::Coast
-            }
-        });
-        let (command, stop_action) = self.stop_attributes();
-        each(StopFiles {
-            command,
-            stop_action: Some(stop_action),
-            forced,
-        })
-    }
-}
-
-impl Stoppable for DcMotor {
-    fn each_motor(
-        &self,
-        forced: Option<StopAction>,
-        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
-    ) -> Result<()> {
-        let forced = forced.map(|wanted| match wanted {
-            StopAction::Brake => StopAction::Brake,
-            _ => StopAction::Coast,
-        });
-        let stop_action = match forced {
-            Some(_) => Some(self.device().attribute("stop_action")?),
-            None => None,
-        };
-        each(StopFiles {
-            command: self.command_attribute(),
-            stop_action,
-            forced,
-        })
-    }
-}
-
-impl Stoppable for TachoGroup<'_> {
-    fn each_motor(
-        &self,
-        forced: Option<StopAction>,
-        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
-    ) -> Result<()> {
-        self.motors()
-            .iter()
-            .try_for_each(|m| m.each_motor(forced, each))
-    }
-}
-
-impl Stoppable for Tank {
-    fn each_motor(
-        &self,
-        forced: Option<StopAction>,
-        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
-    ) -> Result<()> {
-        self.left.each_motor(forced, each)?;
-        self.right.each_motor(forced, each)
-    }
-}
-
-impl Stoppable for crate::drive::DriveBase {
-    fn each_motor(
-        &self,
-        forced: Option<StopAction>,
-        each: &mut dyn FnMut(StopFiles<'_>) -> Result<()>,
-    ) -> Result<()> {
-        self.left().each_motor(forced, each)?;
-        self.right().each_motor(forced, each)
-    }
 }
 
 /// The guard id of a fenced motor whose guard is gone (dropped armed): its
@@ -420,8 +349,8 @@ impl StopGuard {
         }
     }
 
-    /// Protects `motors`: a [`TachoMotor`], a [`DcMotor`], a [`TachoGroup`],
-    /// a [`Tank`] or a [`DriveBase`](crate::drive::DriveBase) (both its
+    /// Protects `motors`: a [`TachoMotor`], a [`DcMotor`](crate::motor::DcMotor), a [`TachoGroup`](crate::motor::TachoGroup),
+    /// a [`Tank`](crate::motor::Tank) or a [`DriveBase`](crate::drive::DriveBase) (both its
     /// motors). Protecting a motor again (also through another handle
     /// of it) uses no further slot.
     ///

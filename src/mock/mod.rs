@@ -46,6 +46,7 @@ mod fs;
 pub mod kobject;
 pub(crate) mod models;
 mod playground;
+mod serve;
 pub mod sim;
 mod spec;
 mod state;
@@ -97,7 +98,7 @@ pub struct MockTree {
     /// The mount point was made by [`MockTree::new`]: removed on drop.
     made_root: bool,
     brick: fs::SharedBrick,
-    service: Mutex<fs::Service>,
+    service: Mutex<serve::Service>,
 }
 
 impl std::fmt::Debug for MockTree {
@@ -142,7 +143,7 @@ impl MockTree {
 
     fn mount(root: PathBuf, made_root: bool) -> Result<MockTree> {
         let brick = Arc::new(Mutex::new(state::Brick::new(models::create)));
-        match fs::mount(Arc::clone(&brick), &root) {
+        match serve::mount(Arc::clone(&brick), &root) {
             Ok(service) => Ok(MockTree {
                 root,
                 made_root,
