@@ -287,7 +287,6 @@ static SERVED: [Served; MAX_SERVED] = [const {
 /// [`end_served_bricks`]; `abort` is its connection's fusectl `abort` file
 /// when there is one (kept open until unregistered). Returns the entry, or
 /// `None` when the table is full.
-#[cfg_attr(not(feature = "sim"), allow(dead_code))]
 pub(crate) fn register_served(
     mount: &std::path::Path,
     abort: Option<std::os::fd::OwnedFd>,
@@ -311,7 +310,6 @@ pub(crate) fn register_served(
 }
 
 /// Forgets entry `i` (the brick was unmounted); closes its abort file.
-#[cfg_attr(not(feature = "sim"), allow(dead_code))]
 pub(crate) fn unregister_served(i: usize) {
     let s = &SERVED[i];
     s.owner.store(-1, Ordering::SeqCst);

@@ -126,12 +126,11 @@ thread_local! {
 /// while alive: the guard never writes from such a thread through a file
 /// system the thread would have to serve.
 #[derive(Debug)]
-#[cfg_attr(not(feature = "sim"), allow(dead_code))]
-pub(crate) struct SimulatorCode(());
+pub struct SimulatorCode(());
 
 impl SimulatorCode {
-    #[cfg_attr(not(feature = "sim"), allow(dead_code))]
-    pub(crate) fn enter() -> SimulatorCode {
+    /// Marks the current thread until the value is dropped.
+    pub fn enter() -> SimulatorCode {
         let _ = SIMULATOR_CODE.try_with(|c| c.set(c.get() + 1));
         SimulatorCode(())
     }

@@ -100,8 +100,6 @@ use crate::motor::memory::{self, Shared};
 use crate::motor::{StopAction, TachoMotor};
 use crate::sys;
 
-#[cfg_attr(not(feature = "sim"), allow(unused_imports))]
-pub(crate) use fence::SimulatorCode;
 pub use fence::CAPACITY;
 pub(crate) use fence::{in_simulator_code, DeviceKey, Fence, RunPermit};
 #[doc(hidden)]
@@ -495,5 +493,48 @@ impl Drop for StopGuard {
         memory::invalidate_all();
         fence::fence_and_stop(mask);
         memory::invalidate_all();
+    }
+}
+
+/// What the simulated brick's crate (`ev3sysfs-sim`) needs from the guard:
+/// not an API for robot programs.
+#[doc(hidden)]
+pub mod served {
+    use std::os::fd::OwnedFd;
+    use std::path::Path;
+
+    pub use super::fence::SimulatorCode;
+
+    /// Registers a simulated brick this process serves at `mount` (its
+    /// fusectl `abort` file, if any): it is ended first when the process
+    /// ends (exit, fatal signal, the guard). `None` when the table is full.
+    pub fn register(mount: &Path, abort: Option<OwnedFd>) -> Option<usize> {
+        crate::sys::register_served(mount, abort)
+    }
+
+    /// Forgets entry `i` (before the brick is unmounted).
+    pub fn unregister(i: usize) {
+        crate::sys::unregister_served(i);
+    }
+
+    /// Once per process: at exit and on the signals that end a process (see
+    /// [`super::SIGNALS`]), the served bricks are ended, also without a
+    /// guard.
+    ///
+    /// # Errors
+    /// When the exit or signal handlers cannot be installed.
+    pub fn end_at_process_end() -> std::io::Result<()> {
+        static ONCE: std::sync::OnceLock<std::result::Result<(), String>> =
+            std::sync::OnceLock::new();
+        extern "C" fn at_exit() {
+            crate::sys::end_served_bricks();
+        }
+        ONCE.get_or_init(|| {
+            crate::sys::at_exit(at_exit).map_err(|e| e.to_string())?;
+            crate::sys::install_chained(&super::SIGNALS, crate::sys::end_served_bricks)
+                .map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(std::io::Error::other)
     }
 }
