@@ -23,11 +23,14 @@ use ev3sysfs_sim::{MockTree, Simulator, TachoDriver};
 
 const CHILD_ENV: &str = "EV3SYSFS_HANG_CHILD";
 
+/// `EV3SYSFS_HANG_RUNS`, else 100 (10 under the cross runner, where every
+/// child process starts under qemu).
 fn runs() -> usize {
+    let emulated = std::env::var_os("EV3SYSFS_TEST_RUNNER").is_some_and(|r| !r.is_empty());
     std::env::var("EV3SYSFS_HANG_RUNS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(100)
+        .unwrap_or(if emulated { 10 } else { 100 })
 }
 
 /// A model whose `show`, `store` or `tick` panics.
