@@ -223,6 +223,7 @@ fn count(n: usize, mut start: impl FnMut() -> Child) -> (usize, usize, Vec<Strin
             );
         }
     }
+    notes.sort();
     notes.dedup();
     (hung, left, notes)
 }

@@ -118,6 +118,12 @@ fn fire() {
     }
     memory::invalidate_all();
     fence::stop_everything_from_now();
+    if in_simulator_code() {
+        // On a thread of a brick this process serves (a model's abort, a
+        // synchronous signal there): a write could wait on this very thread
+        // if the brick could not be ended (not root, no fusectl).
+        return;
+    }
     let drained = fence::wait_for_commands_in_flight(mine);
     fence::stop_slots(mine);
     if !drained {
