@@ -51,7 +51,7 @@
 //! end of the program stops and fences as above. A panic inside the
 //! simulated brick's own code (a device model's bug) is the simulator's,
 //! not the program's: the guard does not act on it (see
-//! [`crate::mock::MockTree::check_models`]).
+//! `ev3sysfs_sim::MockTree::check_models`).
 //!
 //! # Only in the process that installed it
 //! A forked child inherits the guard's handlers; they act only in the
@@ -60,7 +60,7 @@
 //!
 //! # A program that serves the simulated brick itself
 //! When the process serves a simulated brick from one of its threads
-//! ([`crate::mock::MockTree`], `ev3-probe --mock`), the end of the program
+//! (`ev3sysfs_sim::MockTree`, `ev3-probe --mock`), the end of the program
 //! (exit, fatal signal) ends the brick's service first (its FUSE connection
 //! is aborted and the mount detached), so that nothing waits on a file
 //! system that nobody will serve; the motors of that brick need no stop
