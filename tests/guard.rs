@@ -43,6 +43,31 @@ fn guard_child() {
         }
         "drop" => drop(guard),
         "disarm" => guard.disarm(),
+        "suspend" => {
+            println!("ready");
+            // Stopped (Ctrl-Z) and continued meanwhile.
+            std::thread::sleep(Duration::from_millis(1500));
+            eprintln!("run after continue: {:?}", motor.run_forever(300).err());
+            guard.disarm();
+        }
+        "fork-exit" | "fork-panic" => {
+            // SAFETY (test code): the child only exits, through libc, or
+            // catches a panic and `_exit`s.
+            match unsafe { nix::unistd::fork() }.unwrap() {
+                nix::unistd::ForkResult::Child => {
+                    if mode == "fork-panic" {
+                        let _ = std::panic::catch_unwind(|| panic!("child failed"));
+                        unsafe { libc::_exit(0) };
+                    }
+                    unsafe { libc::exit(0) };
+                }
+                nix::unistd::ForkResult::Parent { child } => {
+                    let status = nix::sys::wait::waitpid(child, None).unwrap();
+                    println!("child ended: {status:?}");
+                }
+            }
+            guard.disarm();
+        }
         other => panic!("unknown mode {other}"),
     }
 }
@@ -205,4 +230,68 @@ fn stop_now_reaches_the_simulator_and_the_handle_forgets_run_direct() {
         "run_direct after a guard stop restarts"
     );
     guard.disarm();
+}
+
+/// Issue 18: a forked child that exits (or catches a panic and `_exit`s)
+/// does not stop its parent's motors: the guard acts only in the process
+/// that installed it.
+#[test]
+fn a_forked_child_leaves_the_parents_motors_alone() {
+    for mode in ["fork-exit", "fork-panic"] {
+        let Some((tree, _motor)) = motor_tree() else {
+            return;
+        };
+        let out = child(&tree, mode).wait_with_output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{mode}: {text}");
+        assert!(text.contains("child ended: Exited"), "{mode}: {text}");
+        let commands: Vec<String> = tree
+            .take_stores()
+            .into_iter()
+            .filter(|(path, _)| path.ends_with("/command"))
+            .map(|(_, bytes)| String::from_utf8_lossy(&bytes).trim_end().to_owned())
+            .collect();
+        assert_eq!(commands, ["run-forever"], "{mode}: {text}");
+    }
+}
+
+/// Issue 18: Ctrl-Z (SIGTSTP) stops the protected motors before the
+/// process stops; it stops as the default action would, and after SIGCONT
+/// the program drives again.
+#[test]
+fn ctrl_z_stops_the_motor_before_the_process_stops() {
+    use nix::sys::signal::{kill, Signal};
+    let Some((tree, motor)) = motor_tree() else {
+        return;
+    };
+    let mut c = child(&tree, "suspend");
+    let mut lines = BufReader::new(c.stdout.take().unwrap()).lines();
+    assert!(lines.any(|l| l.unwrap().trim_end().ends_with("ready")));
+    // Keep reading: the child writes to its stdout after it continues.
+    std::thread::spawn(move || lines.for_each(drop));
+    let pid = nix::unistd::Pid::from_raw(c.id() as i32);
+    kill(pid, Signal::SIGTSTP).unwrap();
+    let state = || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", c.id())).unwrap();
+        stat.rsplit(") ").next().unwrap().chars().next().unwrap()
+    };
+    let start = std::time::Instant::now();
+    while state() != 'T' {
+        assert!(start.elapsed() < Duration::from_secs(2), "never stopped");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(motor.last_written("command").unwrap(), "stop");
+    assert_eq!(motor.last_written("stop_action").unwrap(), "brake");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(state(), 'T', "stays stopped until SIGCONT");
+    kill(pid, Signal::SIGCONT).unwrap();
+    let out = c.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("run after continue: None"), "{text}");
+    assert_eq!(motor.last_written("command").unwrap(), "run-forever");
 }

@@ -1,7 +1,8 @@
 //! The stop guard and signals, in child processes against a mock tree:
 //! abort and stack overflow stop the motors, an ignored SIGHUP stays
-//! ignored, the program's own handler still runs (chained), a panic fences
-//! the motors, and a full guard says what to do.
+//! ignored, the program's own handler still runs (chained), a survived
+//! panic stops the motors without fencing them, and a full guard says what
+//! to do.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -83,10 +84,24 @@ fn signal_child() {
             println!("run after the signal: {:?}", motor.run_forever(300).err());
             guard.disarm();
         }
-        "panic-then-run" => {
-            let panicked = std::thread::spawn(|| panic!("control thread failed")).join();
-            assert!(panicked.is_err());
-            println!("run after the panic: {:?}", motor.run_direct(50).err());
+        "panic-then-run" | "caught-panic" => {
+            if mode == "caught-panic" {
+                let caught = std::thread::spawn(|| {
+                    std::panic::catch_unwind(|| panic!("worker failed")).is_err()
+                })
+                .join()
+                .unwrap();
+                assert!(caught);
+            } else {
+                let died = std::thread::spawn(|| panic!("control thread failed")).join();
+                assert!(died.is_err());
+            }
+            println!("run after the panic: {:?}", motor.run_forever(300).err());
+            let other = TachoMotor::find(&root, "outA").unwrap();
+            let second = StopGuard::install().unwrap();
+            second.protect(&other).unwrap();
+            println!("new handle, new guard: {:?}", other.run_forever(200).err());
+            second.disarm();
             guard.disarm();
         }
         other => panic!("unknown mode {other}"),
@@ -156,19 +171,37 @@ fn the_programs_own_handler_runs_after_the_stop() {
     assert_eq!(motor.last_written("command").unwrap(), "stop", "{text}");
 }
 
+/// Issue 22: a panic stops the protected motors at once, but a panic the
+/// program survives (caught by `catch_unwind` in a worker, or a worker that
+/// died while main goes on) is not the program's end: run commands are
+/// accepted again, through the old handle and a new one under a new guard.
 #[test]
-fn after_a_panic_run_commands_are_refused_not_silently_dropped() {
-    let Some(tree) = common::brick() else {
-        return;
-    };
-    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
-    let (out, text) = run_child(&tree, "panic-then-run");
-    assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains("run after the panic: Some(GuardStopped"),
-        "{text}"
-    );
-    assert_eq!(motor.last_written("command").unwrap(), "stop", "{text}");
+fn a_survived_panic_stops_the_motors_but_does_not_fence_them() {
+    for mode in ["caught-panic", "panic-then-run"] {
+        let Some(tree) = common::brick() else {
+            return;
+        };
+        let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+        let (out, text) = run_child(&tree, mode);
+        assert!(out.status.success(), "{mode}: {text}");
+        assert!(text.contains("run after the panic: None"), "{mode}: {text}");
+        assert!(
+            text.contains("new handle, new guard: None"),
+            "{mode}: {text}"
+        );
+        let commands: Vec<String> = tree
+            .take_stores()
+            .into_iter()
+            .filter(|(path, _)| path.ends_with("/command"))
+            .map(|(_, bytes)| String::from_utf8_lossy(&bytes).trim_end().to_owned())
+            .collect();
+        assert_eq!(
+            commands,
+            ["run-forever", "stop", "run-forever", "run-forever"],
+            "{mode}: {text}"
+        );
+        assert_eq!(motor.last_written("command").unwrap(), "run-forever");
+    }
 }
 
 #[test]

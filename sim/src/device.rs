@@ -1,6 +1,7 @@
 //! [`MockDevice`]: one device of a simulated brick.
 
 use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, Weak};
 
@@ -21,7 +22,7 @@ pub struct MockDevice {
     pub(super) address: String,
     pub(super) kind: MockKind,
     pub(super) id: u64,
-    pub(super) brick: Weak<Mutex<Brick<fuser::PollNotifier>>>,
+    pub(super) brick: Weak<Mutex<Brick<super::fs::Poller>>>,
 }
 
 impl MockDevice {
@@ -83,9 +84,21 @@ impl MockDevice {
         let path = self.dir.join(attr);
         let brick = self.brick.upgrade().ok_or(self.gone(Operation::Read))?;
         let mut out = Vec::new();
-        lock(&brick)
-            .show(self.id, attr, &mut out)
-            .map_err(|e| Error::from_io(&path, Operation::Read, None, errno_error(e)))?;
+        let mut brick = lock(&brick);
+        let shown = catch_unwind(AssertUnwindSafe(|| brick.show(self.id, attr, &mut out)));
+        match shown {
+            Ok(shown) => {
+                shown.map_err(|e| Error::from_io(&path, Operation::Read, None, errno_error(e)))?
+            }
+            Err(panic) => {
+                brick.failed(Some(self.id), "show", panic.as_ref());
+                return Err(model_failed(
+                    &path,
+                    Operation::Read,
+                    brick.failures().last(),
+                ));
+            }
+        }
         Ok(out)
     }
 
@@ -142,15 +155,30 @@ impl MockDevice {
     pub fn set(&self, attr: &str, value: &str) -> Result<()> {
         let value = value.strip_suffix('\n').unwrap_or(value);
         let path = self.dir.join(attr);
-        self.with_model(|model, fx| model.inject(attr, value, fx))?
-            .map_err(|e| {
-                Error::from_io(
+        let injected = self.with_model(|model, fx| {
+            catch_unwind(AssertUnwindSafe(|| model.inject(attr, value, fx)))
+        })?;
+        let injected = match injected {
+            Ok(injected) => injected,
+            Err(panic) => {
+                let brick = self.brick.upgrade().ok_or(self.gone(Operation::Write))?;
+                let mut brick = lock(&brick);
+                brick.failed(Some(self.id), "inject", panic.as_ref());
+                return Err(model_failed(
                     &path,
                     Operation::Write,
-                    Some(value.as_bytes()),
-                    errno_error(e),
-                )
-            })
+                    brick.failures().last(),
+                ));
+            }
+        };
+        injected.map_err(|e| {
+            Error::from_io(
+                &path,
+                Operation::Write,
+                Some(value.as_bytes()),
+                errno_error(e),
+            )
+        })
     }
 
     /// Injects an integer (see [`MockDevice::set`]).
@@ -179,6 +207,19 @@ impl MockDevice {
                 io::Error::from_raw_os_error(libc::EINVAL),
             )),
         }
+    }
+}
+
+/// The error for a model that panicked (see `Brick::failed`).
+pub(super) fn model_failed(
+    path: &std::path::Path,
+    operation: Operation,
+    what: Option<&str>,
+) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        operation,
+        source: io::Error::other(what.unwrap_or("a simulated model panicked").to_owned()),
     }
 }
 

@@ -7,19 +7,30 @@
 //! model's `show`/`store` and `close` costs no round trip; `poll` is
 //! supported as kernfs has it (`POLLPRI | POLLERR` after a `sysfs_notify`
 //! or when the attribute is gone).
+//!
+//! # A process never waits on a file system it serves itself
+//! The file system is served by a thread with a file descriptor table of
+//! its own (`unshare(CLONE_FILES)`): `/dev/fuse` is open only there. When
+//! the process dies, however (exit, a signal, SIGKILL), that thread goes
+//! and the kernel aborts the connection, so that a thread of the process
+//! that was waiting for an answer (a read in flight) is released instead
+//! of hanging in `D` state forever. The serving threads block the signals
+//! the stop guard handles (the handler never runs on them); code that holds
+//! the brick's lock is marked, so that the guard never writes from there;
+//! at exit and on a fatal signal the brick's service is ended first
+//! (connection aborted, mount detached), see `sys::end_served_bricks`.
 
 use std::ffi::OsStr;
-use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use fuser::{
-    AccessFlags, BackgroundSession, Config, Errno, FileAttr, FileHandle, FileType, Filesystem,
-    FopenFlags, INodeNo, LockOwner, MountOption, OpenFlags, PollEvents, PollFlags, PollNotifier,
-    ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyPoll,
-    ReplyStatfs, ReplyWrite, ReplyXattr, Request, SessionACL, WriteFlags,
+    AccessFlags, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, INodeNo, LockOwner,
+    OpenFlags, PollEvents, PollFlags, PollNotifier, ReplyAttr, ReplyData, ReplyDirectory,
+    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyPoll, ReplyStatfs, ReplyWrite, ReplyXattr, Request,
+    WriteFlags,
 };
 
 use super::kobject::Mode;
@@ -31,21 +42,52 @@ pub const MARKER_XATTR: &str = "user.ev3sysfs";
 /// Its value.
 const MARKER_VALUE: &[u8] = b"simulated-brick";
 
+/// A poller to wake: its notification is sent by the serving threads'
+/// notifier (only they have `/dev/fuse` open).
+#[derive(Clone)]
+pub(crate) struct Poller {
+    notifier: PollNotifier,
+    to: mpsc::Sender<PollNotifier>,
+}
+
 /// The brick as the file system and its owner share it.
-pub(crate) type SharedBrick = Arc<Mutex<Brick<PollNotifier>>>;
+pub(crate) type SharedBrick = Arc<Mutex<Brick<Poller>>>;
+
+/// The brick, locked by simulator code (see [`ev3sysfs::guard::served::SimulatorCode`]).
+pub(crate) struct BrickLock<'a> {
+    brick: MutexGuard<'a, Brick<Poller>>,
+    _code: ev3sysfs::guard::served::SimulatorCode,
+}
+
+impl std::ops::Deref for BrickLock<'_> {
+    type Target = Brick<Poller>;
+    fn deref(&self) -> &Brick<Poller> {
+        &self.brick
+    }
+}
+
+impl std::ops::DerefMut for BrickLock<'_> {
+    fn deref_mut(&mut self) -> &mut Brick<Poller> {
+        &mut self.brick
+    }
+}
 
 /// Locks the brick; a panic elsewhere does not make it unusable.
-pub(crate) fn lock(brick: &Mutex<Brick<PollNotifier>>) -> MutexGuard<'_, Brick<PollNotifier>> {
-    brick
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+pub(crate) fn lock(brick: &Mutex<Brick<Poller>>) -> BrickLock<'_> {
+    let code = ev3sysfs::guard::served::SimulatorCode::enter();
+    BrickLock {
+        brick: brick
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        _code: code,
+    }
 }
 
 /// Wakes the pollers a change released (outside the brick's lock).
-pub(crate) fn wake(pollers: Vec<PollNotifier>) {
+pub(crate) fn wake(pollers: Vec<Poller>) {
     for poller in pollers {
-        if let Err(e) = poller.notify() {
-            log::debug!("poll notification not delivered: {e}");
+        if poller.to.send(poller.notifier).is_err() {
+            log::debug!("poll notification not delivered: the brick is no longer served");
         }
     }
 }
@@ -66,22 +108,23 @@ fn perm(mode: Mode) -> u16 {
 
 /// The FUSE file system of one simulated brick.
 pub(crate) struct BrickFs {
-    brick: SharedBrick,
-    uid: u32,
-    gid: u32,
-    born: SystemTime,
+    pub(super) brick: SharedBrick,
+    pub(super) notify: mpsc::Sender<PollNotifier>,
+    pub(super) uid: u32,
+    pub(super) gid: u32,
+    pub(super) born: SystemTime,
     /// What chmod/chown (udev) set, by inode: permission bits, uid, gid.
-    owners: Mutex<std::collections::HashMap<u64, (u16, u32, u32)>>,
+    pub(super) owners: Mutex<std::collections::HashMap<u64, (u16, u32, u32)>>,
     /// The attributes of files held open, by inode, with the number of
     /// holders: `fstat` on a held file still answers after an unplug (only
     /// read and write get `ENODEV`), as on kernfs.
-    held: Mutex<std::collections::HashMap<u64, (FileAttr, usize)>>,
+    pub(super) held: Mutex<std::collections::HashMap<u64, (FileAttr, usize)>>,
 }
 
 /// The group of the simulated files: `$EV3SIM_GROUP` (a name or a number),
 /// else the host's `ev3dev` group as on a brick, else the process's own
 /// group (root's group 0 under `ev3-sim` as root).
-fn brick_group() -> u32 {
+pub(super) fn brick_group() -> u32 {
     use nix::unistd::{getegid, Group};
     let by_name = |name: &str| {
         Group::from_name(name)
@@ -99,7 +142,7 @@ fn brick_group() -> u32 {
 }
 
 impl BrickFs {
-    fn attr(&self, brick: &Brick<PollNotifier>, ino: u64) -> Option<FileAttr> {
+    fn attr(&self, brick: &Brick<Poller>, ino: u64) -> Option<FileAttr> {
         let node = brick.node(ino)?;
         let (kind, perm, size, nlink) = match &node.kind {
             NodeKind::Dir(children) => (FileType::Directory, 0o755, 0, 2 + children.len() as u32),
@@ -135,9 +178,23 @@ impl BrickFs {
 /// Runs a handler (of this file system or of the simulated devices'); a
 /// panic in it (a model's bug) is logged, and the dropped reply answers
 /// `EIO`: the file system keeps serving.
-pub(crate) fn guarded(what: &str, f: impl FnOnce()) {
-    if catch_unwind(AssertUnwindSafe(f)).is_err() {
+pub(crate) fn guarded(what: &str, f: impl FnOnce()) -> Option<Box<dyn std::any::Any + Send>> {
+    let _code = ev3sysfs::guard::served::SimulatorCode::enter();
+    let panic = catch_unwind(AssertUnwindSafe(f)).err();
+    if panic.is_some() {
         log::error!("simulated brick: {what} handler panicked; answered EIO");
+    }
+    panic
+}
+
+impl BrickFs {
+    /// [`guarded`], and a panic (a model's `show` or `store`) is recorded
+    /// as the brick's failure.
+    fn guarded_model(&self, what: &str, f: impl FnOnce()) {
+        if let Some(panic) = guarded(what, f) {
+            let callback = format!("a file's {what}");
+            lock(&self.brick).failed(None, &callback, panic.as_ref());
+        }
     }
 }
 
@@ -293,7 +350,7 @@ impl Filesystem for BrickFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        guarded("read", || {
+        self.guarded_model("read", || {
             let data = lock(&self.brick).read(fh.0, offset, size as usize);
             match data {
                 Ok(data) => reply.data(&data),
@@ -314,7 +371,7 @@ impl Filesystem for BrickFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        guarded("write", || {
+        self.guarded_model("write", || {
             let (stored, pollers) = lock(&self.brick).write(fh.0, offset, data);
             match stored {
                 Ok(n) => reply.written(u32::try_from(n).unwrap_or(u32::MAX)),
@@ -455,7 +512,10 @@ impl Filesystem for BrickFs {
         guarded("poll", || {
             let poller = flags
                 .contains(PollFlags::FUSE_POLL_SCHEDULE_NOTIFY)
-                .then_some(ph);
+                .then(|| Poller {
+                    notifier: ph,
+                    to: self.notify.clone(),
+                });
             let state = lock(&self.brick).poll(fh.0, poller);
             // kernfs: DEFAULT_POLLMASK, plus POLLERR | POLLPRI when notified
             // since the last read or when the attribute is gone.
@@ -469,42 +529,4 @@ impl Filesystem for BrickFs {
             reply.poll(events);
         });
     }
-}
-
-/// Mounts `brick` at `dir` and serves it from a thread of this process.
-///
-/// # Errors
-/// The mount's error, with what the simulated brick needs.
-pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<BackgroundSession> {
-    let root = nix::unistd::geteuid().is_root();
-    let fs = BrickFs {
-        brick,
-        uid: nix::unistd::getuid().as_raw(),
-        gid: if root {
-            brick_group()
-        } else {
-            nix::unistd::getgid().as_raw()
-        },
-        born: SystemTime::now(),
-        owners: Mutex::default(),
-        held: Mutex::default(),
-    };
-    let mut config = Config::default();
-    config.mount_options = vec![
-        MountOption::FSName("ev3sysfs".into()),
-        MountOption::Subtype("ev3sim".into()),
-        MountOption::NoExec,
-        MountOption::NoAtime,
-        // The kernel checks the permission bits, owner and group as on a
-        // brick's sysfs after udev: a user outside the group gets EACCES.
-        MountOption::DefaultPermissions,
-    ];
-    // Other users (python-ev3dev2 run as another user by `ev3-sim`) may use
-    // it when root mounts it.
-    config.acl = if root {
-        SessionACL::All
-    } else {
-        SessionACL::Owner
-    };
-    fuser::spawn_mount(fs, dir, &config)
 }

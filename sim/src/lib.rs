@@ -67,6 +67,7 @@ mod fs;
 pub mod kobject;
 pub(crate) mod models;
 mod playground;
+mod serve;
 pub mod sim;
 mod spec;
 mod state;
@@ -121,7 +122,7 @@ pub struct MockTree {
     /// The mount point was made by [`MockTree::new`]: removed on drop.
     made_root: bool,
     brick: fs::SharedBrick,
-    session: Mutex<Option<fuser::BackgroundSession>>,
+    service: Mutex<serve::Service>,
 }
 
 impl std::fmt::Debug for MockTree {
@@ -166,12 +167,12 @@ impl MockTree {
 
     fn mount(root: PathBuf, made_root: bool) -> Result<MockTree> {
         let brick = Arc::new(Mutex::new(state::Brick::new(models::create)));
-        match fs::mount(Arc::clone(&brick), &root) {
-            Ok(session) => Ok(MockTree {
+        match serve::mount(Arc::clone(&brick), &root) {
+            Ok(service) => Ok(MockTree {
                 root,
                 made_root,
                 brick,
-                session: Mutex::new(Some(session)),
+                service: Mutex::new(service),
             }),
             Err(e) => Err(Error::Io {
                 source: io::Error::new(
@@ -458,6 +459,27 @@ impl MockTree {
         fs::wake(pollers);
     }
 
+    /// Whether every device model is sound: the first model that panicked
+    /// (in `show`, `store`, `tick` or `inject`) is an error from then on.
+    /// A failed model answers `EIO` where it panicked and no longer ticks;
+    /// the others go on.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the device, the callback and the panic.
+    pub fn check_models(&self) -> Result<()> {
+        let brick = fs::lock(&self.brick);
+        let first = brick.failures().next().map(str::to_owned);
+        drop(brick);
+        match first {
+            None => Ok(()),
+            Some(what) => Err(device::model_failed(
+                &self.root,
+                Operation::Read,
+                Some(&what),
+            )),
+        }
+    }
+
     /// The stores the brick's file system received since the last call,
     /// oldest first (at most the last 4096, and the first 4096 bytes of
     /// each, 1 MiB in all): the attribute's path relative
@@ -472,14 +494,12 @@ impl MockTree {
 
 impl Drop for MockTree {
     fn drop(&mut self) {
-        let session = self
-            .session
+        self.service
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
-        // fuser unmounts first (quietly when nothing is open); what it
-        // leaves (EBUSY: files still open) is unmounted lazily here.
-        drop(session);
+            .end();
+        // Unmounted at once when nothing is open, else lazily; the serving
+        // thread ends with the connection.
         unmount(&self.root);
         if self.made_root {
             if let Err(e) = std::fs::remove_dir(&self.root) {
@@ -499,8 +519,18 @@ fn unmount(dir: &Path) {
                 log::warn!("could not unmount {}: {e}", dir.display());
             }
         }
-        // EINVAL: fuser unmounted it already. EPERM (not root): fuser
-        // unmounted it through fusermount3.
+        // Not root: through fuse3's setuid helper, lazily.
+        Err(nix::errno::Errno::EPERM) => {
+            let done = std::process::Command::new("fusermount3")
+                .arg("-uz")
+                .arg(dir)
+                .stdout(std::process::Stdio::null())
+                .status();
+            if !done.is_ok_and(|s| s.success()) {
+                log::warn!("could not unmount {} (fusermount3 -uz)", dir.display());
+            }
+        }
+        // EINVAL: not mounted (any more).
         Err(e) => log::debug!("umount {}: {e}", dir.display()),
     }
 }

@@ -179,11 +179,12 @@ impl Simulator {
     /// every model ticks, then the sensor scripts run, tick by tick.
     ///
     /// # Errors
-    /// None today (kept fallible for the API's sake).
+    /// [`MockTree::check_models`]'s: once a device model panicked (logged
+    /// too), every step says so; the other models go on.
     pub fn step(&mut self, dt: Duration) -> Result<()> {
         let ticks = dt.as_micros().div_ceil(TICK.as_micros()).max(1);
         self.step_ticks(ticks);
-        Ok(())
+        self.tree.check_models()
     }
 
     fn step_ticks(&mut self, ticks: u128) {
@@ -219,30 +220,48 @@ impl Simulator {
     pub fn run_realtime(self) -> RealtimeSim {
         let stop = Arc::new(AtomicBool::new(false));
         let sim = Arc::new(Mutex::new(self));
+        let failed = Arc::new(Mutex::new(None));
         let thread = {
-            let (stop, sim) = (Arc::clone(&stop), Arc::clone(&sim));
+            let (stop, sim, failed) = (Arc::clone(&stop), Arc::clone(&sim), Arc::clone(&failed));
             std::thread::spawn(move || {
-                let start = Instant::now();
-                let mut done: u128 = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(TICK);
-                    // Whole ticks due since the start: simulated time keeps
-                    // to the wall clock however long each sleep was.
-                    let due = start.elapsed().as_micros() / TICK.as_micros();
-                    if due <= done {
-                        continue;
-                    }
-                    let mut s = sim.lock().unwrap_or_else(|p| p.into_inner());
-                    s.step_ticks(due - done);
-                    done = due;
+                // A panic outside the models (a sensor script) ends the
+                // thread: held for `check`, never silent.
+                let run = std::panic::AssertUnwindSafe(|| realtime_loop(&stop, &sim));
+                if let Err(panic) = std::panic::catch_unwind(run) {
+                    let message = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    let what = format!("the real-time simulation stopped: a panic: {message}");
+                    log::error!("{what}");
+                    *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
                 }
             })
         };
         RealtimeSim {
             sim,
             stop,
+            failed,
             thread: Some(thread),
         }
+    }
+}
+
+fn realtime_loop(stop: &AtomicBool, sim: &Mutex<Simulator>) {
+    let start = Instant::now();
+    let mut done: u128 = 0;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(TICK);
+        // Whole ticks due since the start: simulated time keeps to the
+        // wall clock however long each sleep was.
+        let due = start.elapsed().as_micros() / TICK.as_micros();
+        if due <= done {
+            continue;
+        }
+        let mut s = sim.lock().unwrap_or_else(|p| p.into_inner());
+        s.step_ticks(due - done);
+        done = due;
     }
 }
 
@@ -250,6 +269,8 @@ impl Simulator {
 pub struct RealtimeSim {
     sim: Arc<Mutex<Simulator>>,
     stop: Arc<AtomicBool>,
+    /// Why the simulation thread stopped, if it did.
+    failed: Arc<Mutex<Option<String>>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -265,6 +286,29 @@ impl RealtimeSim {
     pub fn with<R>(&self, f: impl FnOnce(&mut Simulator) -> R) -> R {
         let mut s = self.sim.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut s)
+    }
+
+    /// Whether the simulation runs soundly: a device model that panicked
+    /// (logged when it happens; the others keep running) or a panic that
+    /// stopped the simulation thread is an error from then on.
+    ///
+    /// # Errors
+    /// [`Error::Io`](crate::Error::Io) naming what failed.
+    pub fn check(&self) -> Result<()> {
+        if let Some(what) = self
+            .failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            return Err(crate::Error::Io {
+                path: self.with(|s| s.tree.root().to_path_buf()),
+                operation: crate::error::Operation::Read,
+                source: std::io::Error::other(what),
+            });
+        }
+        let tree = self.with(|s| Arc::clone(&s.tree));
+        tree.check_models()
     }
 
     /// A handle to the simulator for another thread (a control server):

@@ -97,6 +97,9 @@ pub(crate) struct Brick<W> {
     stores_bytes: usize,
     /// The last accepted store per (device, attribute).
     last_stored: HashMap<(u64, String), Vec<u8>>,
+    /// Models that panicked (device id, what failed), oldest first; a
+    /// failed model no longer ticks (see [`Brick::failed`]).
+    failures: Vec<(u64, String)>,
 }
 
 /// How many stores [`Brick::take_stores`] keeps.
@@ -161,6 +164,7 @@ impl<W: Clone> Brick<W> {
             stores: VecDeque::new(),
             stores_bytes: 0,
             last_stored: HashMap::new(),
+            failures: Vec::new(),
         }
     }
 
@@ -416,14 +420,50 @@ impl<W: Clone> Brick<W> {
     /// Advances every model by `dt` and carries out their effects. Returns
     /// the pollers to wake.
     pub(crate) fn tick(&mut self, dt: std::time::Duration) -> Vec<W> {
+        use std::panic::{catch_unwind, AssertUnwindSafe};
         let ids: Vec<u64> = self.devices.keys().copied().collect();
         let mut wake = Vec::new();
         for id in ids {
-            if let Some((_, w)) = self.with_model(id, |model, fx| model.tick(dt, fx)) {
-                wake.extend(w);
+            if self.failures.iter().any(|(failed, _)| *failed == id) {
+                continue;
+            }
+            let ticked = catch_unwind(AssertUnwindSafe(|| {
+                self.with_model(id, |model, fx| model.tick(dt, fx))
+            }));
+            match ticked {
+                Ok(Some((_, w))) => wake.extend(w),
+                Ok(None) => {}
+                Err(panic) => self.failed(Some(id), "tick", panic.as_ref()),
             }
         }
         wake
+    }
+
+    /// Records that device `id`'s model panicked in `callback` (loudly:
+    /// logged, and reported by [`Brick::failures`]).
+    pub(crate) fn failed(
+        &mut self,
+        id: Option<u64>,
+        callback: &str,
+        panic: &(dyn std::any::Any + Send),
+    ) {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_owned());
+        let name = id
+            .and_then(|id| self.devices.get(&id))
+            .map_or_else(|| "a device".to_owned(), |d| self.path_of(d.dir));
+        let what =
+            format!("simulated brick: the model of {name} panicked in {callback}: {message}");
+        log::error!("{what}");
+        self.failures.push((id.unwrap_or(u64::MAX), what));
+    }
+
+    /// What failed so far (see [`Brick::failed`]), oldest first.
+    pub(crate) fn failures(&self) -> impl Iterator<Item = &str> {
+        self.failures.iter().map(|(_, what)| what.as_str())
     }
 
     /// Carries out what a store, an injection or a tick of device `id`

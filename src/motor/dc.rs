@@ -83,26 +83,24 @@ impl DcMotor {
             Ok(NameSet::parse(t, &stop_action_names()))
         })?;
         let open = |name: &str| Attribute::open_inferred(device.dir().join(name));
+        let command = open("command")?;
+        let key = crate::guard::DeviceKey::of(command.as_fd())
+            .map_err(|e| Error::from_io(command.path(), crate::error::Operation::Open, None, e))?;
         Ok(DcMotor {
             address: device.read_string("address")?,
-            command: open("command")?,
+            command,
             duty_cycle_sp: open("duty_cycle_sp")?,
             duty_cycle: open("duty_cycle")?,
             commands,
             stop_actions,
             device,
-            shared: Arc::new(Shared::new(UNKNOWN)),
+            shared: Arc::new(Shared::new(UNKNOWN, key)),
         })
     }
 
     /// The open `command` attribute (for the stop guard).
     pub(crate) fn command_attribute(&self) -> &Attribute {
         &self.command
-    }
-
-    /// The state shared with the stop guard.
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
     }
 
     /// The device.

@@ -18,16 +18,15 @@
 //! per attribute: no lock, no syscall, safe from a signal handler.
 //!
 //! # The fence
-//! Once the guard has fired (panic, fatal signal, exit) or was dropped, run
+//! Once the guard has fired (fatal signal, exit) or was dropped, run
 //! commands on the motors it protected are refused
-//! ([`crate::Error::GuardStopped`]). A run command on a protected motor
-//! counts itself in flight while it checks the fence and writes; the guard
-//! raises the fence first, waits (briefly, bounded) for the commands in
-//! flight, and stops the motors after them: its stop is the last write.
+//! ([`crate::Error::GuardStopped`]), through every handle of the motor: the
+//! fence is keyed by the device (`guard/fence.rs`).
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 
-use crate::sys;
+pub(crate) use crate::guard::RunPermit;
+use crate::guard::{DeviceKey, Fence};
 
 /// Nothing remembered.
 pub(crate) const UNKNOWN: u8 = 0;
@@ -126,32 +125,6 @@ impl Remembered {
     }
 }
 
-/// Set once a guard has fired for the whole process (panic, fatal signal,
-/// exit): protected motors refuse run commands from then on.
-static STOPPING: AtomicBool = AtomicBool::new(false);
-/// Run commands on protected motors between their fence check and the end
-/// of their write.
-static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
-
-const FENCED: u32 = 1 << 31;
-
-/// Raises the process-wide fence and waits (at most about 50 ms: a signal
-/// handler may have interrupted a command in flight on its own thread) for
-/// run commands in flight. Async-signal-safe.
-pub(crate) fn stop_everything_from_now() {
-    STOPPING.store(true, SeqCst);
-    wait_for_commands_in_flight();
-}
-
-pub(crate) fn wait_for_commands_in_flight() {
-    for _ in 0..200 {
-        if IN_FLIGHT.load(SeqCst) == 0 {
-            return;
-        }
-        sys::pause_briefly();
-    }
-}
-
 /// A motor handle's state shared with the stop guard.
 #[derive(Debug)]
 pub(crate) struct Shared {
@@ -159,60 +132,22 @@ pub(crate) struct Shared {
     pub(crate) command: Remembered,
     /// The stop action last written (index + 1 into `StopAction::ALL`).
     pub(crate) stop_action: Remembered,
-    /// How many guard entries protect the motor, and [`FENCED`].
-    protection: AtomicU32,
-}
-
-/// Permission to send one run command; ends its time in flight on drop.
-pub(crate) struct RunPermit(bool);
-
-impl Drop for RunPermit {
-    fn drop(&mut self) {
-        if self.0 {
-            IN_FLIGHT.fetch_sub(1, SeqCst);
-        }
-    }
+    /// The motor's place behind the guard's fence (keyed by the device).
+    pub(crate) fence: Fence,
 }
 
 impl Shared {
-    pub(crate) fn new(stop_action: u8) -> Shared {
+    pub(crate) fn new(stop_action: u8, key: DeviceKey) -> Shared {
         Shared {
             command: Remembered::new(UNKNOWN),
             stop_action: Remembered::new(stop_action),
-            protection: AtomicU32::new(0),
+            fence: Fence::new(key),
         }
     }
 
     /// Checks the fence before a run command; `None` when it is up. Keep
     /// the permit until the command is written.
     pub(crate) fn run_permit(&self) -> Option<RunPermit> {
-        let p = self.protection.load(SeqCst);
-        if p & FENCED != 0 {
-            return None;
-        }
-        if p == 0 {
-            return Some(RunPermit(false));
-        }
-        IN_FLIGHT.fetch_add(1, SeqCst);
-        let permit = RunPermit(true);
-        if STOPPING.load(SeqCst) || self.protection.load(SeqCst) & FENCED != 0 {
-            return None;
-        }
-        Some(permit)
-    }
-
-    pub(crate) fn protected(&self) {
-        self.protection.fetch_add(1, SeqCst);
-    }
-
-    pub(crate) fn unprotected(&self) {
-        let _ = self.protection.fetch_update(SeqCst, SeqCst, |p| {
-            Some((p & FENCED) | (p & !FENCED).saturating_sub(1))
-        });
-    }
-
-    /// Refuses run commands from now on (the guard was dropped armed).
-    pub(crate) fn fence(&self) {
-        self.protection.fetch_or(FENCED, SeqCst);
+        self.fence.run_permit()
     }
 }

@@ -155,8 +155,11 @@ impl TachoMotor {
         let open = |name: &str| Attribute::open_inferred(device.dir().join(name));
         let stop_action = open("stop_action")?;
         let current = stop_action.read_text(|t| Ok(StopAction::parse(t)))?;
+        let command = open("command")?;
+        let key = crate::guard::DeviceKey::of(command.as_fd())
+            .map_err(|e| Error::from_io(command.path(), crate::error::Operation::Open, None, e))?;
         Ok(TachoMotor {
-            command: open("command")?,
+            command,
             speed_sp: open("speed_sp")?,
             duty_cycle_sp: open("duty_cycle_sp")?,
             position_sp: open("position_sp")?,
@@ -167,6 +170,7 @@ impl TachoMotor {
             state: open("state")?,
             shared: Arc::new(Shared::new(
                 current.map_or(UNKNOWN, |a| encode(&StopAction::ALL, a)),
+                key,
             )),
             stop_action,
             device,
@@ -278,11 +282,6 @@ impl TachoMotor {
     /// The open `command` and `stop_action` attributes (for the stop guard).
     pub(crate) fn stop_attributes(&self) -> (&Attribute, &Attribute) {
         (&self.command, &self.stop_action)
-    }
-
-    /// The state shared with the stop guard.
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
     }
 
     /// The open `state` attribute (for waits).

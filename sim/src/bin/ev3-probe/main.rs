@@ -68,6 +68,7 @@ fn choose(o: &Options) -> Result<Chosen, String> {
     let root = o.root.clone().unwrap_or_else(ev3sysfs::default_root);
     let motors = ev3sysfs::list(&root, "tacho-motor").map_err(|e| e.to_string())?;
     let (device, description, mock) = if o.force_mock || (motors.is_empty() && o.port.is_none()) {
+        private_mounts();
         let tree = MockTree::new().map_err(|e| e.to_string())?;
         let mock = tree
             .add_tacho_motor("outA", TachoDriver::Ev3Large)
@@ -104,6 +105,26 @@ fn choose(o: &Options) -> Result<Chosen, String> {
         description,
         _mock: mock,
     })
+}
+
+/// As root, the probe's own simulated brick is mounted in a mount namespace
+/// of the probe's own, so that it goes with the probe however the probe
+/// ends (even SIGKILL leaves no mount behind). Needs a single-threaded
+/// process (it is, before the brick is served); without root, the brick is
+/// mounted where everyone sees it, as before.
+fn private_mounts() {
+    use nix::mount::{mount, MsFlags};
+    use nix::sched::{unshare, CloneFlags};
+    if !nix::unistd::geteuid().is_root() || unshare(CloneFlags::CLONE_NEWNS).is_err() {
+        return;
+    }
+    let _ = mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    );
 }
 
 /// `true` for a regular file that is not a sysfs attribute (a mock tree's).
@@ -219,6 +240,7 @@ fn run_response(o: &Options, trials: usize) -> Result<(), String> {
     }
     let root = o.root.clone().unwrap_or_else(ev3sysfs::default_root);
     let place = if o.force_mock {
+        private_mounts();
         Playground::simulated(add_simulated_motor)
     } else {
         Playground::at_or_simulated(root, "tacho-motor", add_simulated_motor)

@@ -1,0 +1,181 @@
+//! Serving a simulated brick from a thread of this process, so that the
+//! process never waits on a file system it serves itself (see the module
+//! docs of `fs`).
+
+use std::io;
+use std::path::Path;
+use std::sync::{mpsc, Mutex};
+use std::time::SystemTime;
+
+use fuser::{Config, MountOption, PollNotifier, Session, SessionACL};
+
+use super::fs::{BrickFs, SharedBrick};
+
+/// The service of one mounted brick.
+#[derive(Debug)]
+pub(crate) struct Service {
+    /// Entry in the process's table of served bricks.
+    served: Option<usize>,
+}
+
+impl Service {
+    /// Forgets the brick before it is unmounted.
+    pub(crate) fn end(&mut self) {
+        if let Some(i) = self.served.take() {
+            ev3sysfs::guard::served::unregister(i);
+        }
+    }
+}
+
+/// Mounts `brick` at `dir` and serves it from a thread of this process
+/// with a file descriptor table of its own (see the module docs).
+///
+/// # Errors
+/// The mount's error, with what the simulated brick needs.
+pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<Service> {
+    install_process_hooks();
+    let root = nix::unistd::geteuid().is_root();
+    let mut config = Config::default();
+    config.mount_options = vec![
+        MountOption::FSName("ev3sysfs".into()),
+        MountOption::Subtype("ev3sim".into()),
+        MountOption::NoExec,
+        MountOption::NoAtime,
+        // The kernel checks the permission bits, owner and group as on a
+        // brick's sysfs after udev: a user outside the group gets EACCES.
+        MountOption::DefaultPermissions,
+    ];
+    // Other users (python-ev3dev2 run as another user by `ev3-sim`) may use
+    // it when root mounts it.
+    config.acl = if root {
+        SessionACL::All
+    } else {
+        SessionACL::Owner
+    };
+    let (ready, mounted) = mpsc::sync_channel(1);
+    let path = dir.to_path_buf();
+    std::thread::Builder::new()
+        .name("ev3sim-fuse".into())
+        .spawn(move || serve(brick, &path, &config, &ready))?;
+    mounted
+        .recv()
+        .unwrap_or_else(|_| Err(io::Error::other("the serving thread ended")))?;
+    let served = ev3sysfs::guard::served::register(dir, abort_file(dir));
+    if served.is_none() {
+        log::warn!(
+            "too many simulated bricks: {} is not ended at exit",
+            dir.display()
+        );
+    }
+    Ok(Service { served })
+}
+
+/// The serving thread: own descriptor table, guard signals blocked, mount,
+/// then serve until unmounted.
+fn serve(
+    brick: SharedBrick,
+    dir: &Path,
+    config: &Config,
+    ready: &mpsc::SyncSender<io::Result<()>>,
+) {
+    use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
+    let mut blocked = SigSet::empty();
+    for sig in ev3sysfs::guard::SIGNALS
+        .iter()
+        .chain(&ev3sysfs::guard::JOB_SIGNALS)
+    {
+        if let Ok(sig) = Signal::try_from(*sig) {
+            blocked.add(sig);
+        }
+    }
+    // Asynchronous ones only: SIGSEGV, SIGBUS, SIGABRT from this thread
+    // itself are delivered anyway.
+    let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&blocked), None);
+    if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_FILES) {
+        let _ = ready.send(Err(io::Error::other(format!(
+            "unshare(CLONE_FILES) for the serving thread: {e}"
+        ))));
+        return;
+    }
+    close_inherited_descriptors();
+    let (notify, notifications) = mpsc::channel::<PollNotifier>();
+    // Shares this thread's descriptor table: the only other place where
+    // `/dev/fuse` is open.
+    let notifier = std::thread::Builder::new()
+        .name("ev3sim-notify".into())
+        .spawn(move || {
+            for poller in notifications {
+                if let Err(e) = poller.notify() {
+                    log::debug!("poll notification not delivered: {e}");
+                }
+            }
+        });
+    if let Err(e) = notifier {
+        let _ = ready.send(Err(e));
+        return;
+    }
+    let fs = BrickFs {
+        brick,
+        notify,
+        uid: nix::unistd::getuid().as_raw(),
+        gid: if nix::unistd::geteuid().is_root() {
+            super::fs::brick_group()
+        } else {
+            nix::unistd::getgid().as_raw()
+        },
+        born: SystemTime::now(),
+        owners: Mutex::default(),
+        held: Mutex::default(),
+    };
+    let session = match Session::new(fs, dir, config) {
+        Ok(session) => session,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let _ = ready.send(Ok(()));
+    if let Err(e) = session.run() {
+        log::debug!("simulated brick {}: {e}", dir.display());
+    }
+}
+
+/// Closes the copies of the process's descriptors this thread's own table
+/// got (a pipe's end kept open here would hide its end of file), except
+/// standard input, output and error.
+fn close_inherited_descriptors() {
+    let Ok(entries) = std::fs::read_dir("/proc/thread-self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    for fd in fds.into_iter().filter(|fd| *fd > 2) {
+        // The directory's own descriptor is closed already: EBADF.
+        let _ = nix::unistd::close(fd);
+    }
+}
+
+/// The connection's fusectl `abort` file, when fusectl is mounted.
+fn abort_file(dir: &Path) -> Option<std::os::fd::OwnedFd> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    // The connection is named by the kernel's device number: major 0,
+    // the minor.
+    let minor = nix::sys::stat::minor(dev);
+    let path = format!("/sys/fs/fuse/connections/{minor}/abort");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .ok()
+        .map(std::os::fd::OwnedFd::from)
+}
+
+/// Once per process: at exit and on the signals that end a process, the
+/// bricks this process serves are ended first (for programs without a stop
+/// guard; the guard does the same before it writes).
+fn install_process_hooks() {
+    if let Err(e) = ev3sysfs::guard::served::end_at_process_end() {
+        log::warn!("simulated brick: not ended at exit or on signals: {e}");
+    }
+}

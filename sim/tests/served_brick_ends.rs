@@ -1,0 +1,302 @@
+//! Issue 23 (and 18): a program that serves the simulated brick from a
+//! thread of its own (the in-process `MockTree`, `ev3-probe --mock`) always
+//! ends: with a stop guard installed and a model that panics in `show`,
+//! `store` or `tick`; without a guard while another thread is reading a
+//! brick file; `ev3-probe --mock` killed during a run. Each case runs
+//! `EV3SYSFS_HANG_RUNS` times (default 100) in a child process, which must
+//! end within 2 s, with no thread left in `D` or `Z` state and no mount
+//! left behind.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ev3sysfs::motor::TachoMotor;
+use ev3sysfs::StopGuard;
+use ev3sysfs_sim::kobject::{AttrInfo, Effects, Mode, Model};
+use ev3sysfs_sim::{MockTree, Simulator, TachoDriver};
+
+const CHILD_ENV: &str = "EV3SYSFS_HANG_CHILD";
+
+/// `EV3SYSFS_HANG_RUNS`, else 100 (10 under the cross runner, where every
+/// child process starts under qemu).
+fn runs() -> usize {
+    let emulated = std::env::var_os("EV3SYSFS_TEST_RUNNER").is_some_and(|r| !r.is_empty());
+    std::env::var("EV3SYSFS_HANG_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if emulated { 10 } else { 100 })
+}
+
+/// A model whose `show`, `store` or `tick` panics.
+struct Bomb {
+    ticks: u32,
+}
+
+impl Model for Bomb {
+    fn class(&self) -> &'static str {
+        "bomb"
+    }
+    fn attributes(&self) -> Vec<AttrInfo> {
+        vec![AttrInfo::text("fuse", Mode::ReadWrite)]
+    }
+    fn show(&self, attr: &str, _out: &mut Vec<u8>) -> Result<(), i32> {
+        if attr != "fuse" {
+            return Err(libc::ENOENT);
+        }
+        panic!("a model's show failed");
+    }
+    fn store(&mut self, _attr: &str, _value: &[u8], _fx: &mut Effects) -> Result<usize, i32> {
+        panic!("a model's store failed");
+    }
+    fn tick(&mut self, _dt: Duration, _fx: &mut Effects) {
+        self.ticks += 1;
+        if self.ticks == 50 {
+            panic!("a model's tick failed");
+        }
+    }
+}
+
+#[test]
+#[ignore = "run as a child process by the test below"]
+fn hang_child() {
+    let Ok(mode) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let tree = Arc::new(MockTree::new().unwrap());
+    let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let bomb = tree.add_model(Box::new(Bomb { ticks: 0 }), None).unwrap();
+    println!("root={}", tree.root().display());
+    let motor = TachoMotor::find(tree.root(), "outA").unwrap();
+    match mode.as_str() {
+        "show" | "store" => {
+            let guard = StopGuard::install().unwrap();
+            guard.protect(&motor).unwrap();
+            motor.run_forever(300).unwrap();
+            println!("go");
+            let fuse = bomb.path().join("fuse");
+            let result = if mode == "show" {
+                std::fs::read(&fuse).map(drop)
+            } else {
+                std::fs::write(&fuse, b"1")
+            };
+            // What robot code does with an error it did not expect.
+            result.expect("the brick failed");
+        }
+        "tick" => {
+            let guard = StopGuard::install().unwrap();
+            guard.protect(&motor).unwrap();
+            motor.run_forever(300).unwrap();
+            let sim = Simulator::new(Arc::clone(&tree)).unwrap().run_realtime();
+            println!("go");
+            // The tick panics after 100 ms of simulated time.
+            std::thread::sleep(Duration::from_millis(300));
+            println!("position {:?}", motor.position());
+            drop(sim);
+            drop(guard);
+        }
+        "reader-end" | "reader-exit" => {
+            let path = mock.path().join("position");
+            std::thread::spawn(move || loop {
+                let _ = std::fs::read(&path);
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            println!("go");
+            if mode == "reader-exit" {
+                std::process::exit(0);
+            }
+        }
+        other => panic!("unknown mode {other}"),
+    }
+}
+
+/// Mount points of simulated bricks in this mount namespace, with their
+/// FUSE connection numbers (the minor device number).
+fn brick_mounts() -> Vec<(String, String)> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            // "... - fuse ev3sysfs rw,..." (or fuse.ev3sim with a subtype).
+            let after = l.split(" - ").nth(1).unwrap_or("");
+            let mut f = after.split(' ');
+            f.next().is_some_and(|t| t.starts_with("fuse")) && f.next() == Some("ev3sysfs")
+        })
+        .map(|l| {
+            let fields: Vec<&str> = l.split(' ').collect();
+            let minor = fields[2].rsplit(':').next().unwrap().to_owned();
+            (fields[4].to_owned(), minor)
+        })
+        .collect()
+}
+
+/// Frees a hung child (of today's code): aborts its FUSE connections
+/// through fusectl, mounted here (this test runs in a private mount
+/// namespace) if it is not.
+fn abort_connections(connections: &[String]) {
+    let dir = Path::new("/sys/fs/fuse/connections");
+    if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none()) {
+        let _ = nix::mount::mount(
+            Some("fusectl"),
+            dir,
+            Some("fusectl"),
+            nix::mount::MsFlags::empty(),
+            None::<&str>,
+        );
+    }
+    for c in connections {
+        let _ = std::fs::write(dir.join(c).join("abort"), b"1");
+    }
+}
+
+/// The state letters of every thread of `pid`.
+fn thread_states(pid: u32) -> String {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return String::new();
+    };
+    tasks
+        .filter_map(|t| {
+            let stat = std::fs::read_to_string(t.ok()?.path().join("stat")).ok()?;
+            let state = stat.rsplit(") ").next()?.chars().next()?;
+            Some(state)
+        })
+        .collect()
+}
+
+/// Waits up to 2 s for `child` to end; else describes how it hangs, frees
+/// it (SIGKILL, then the connections aborted) and returns the description.
+fn ends_in_time(child: &mut Child, connections: &[String]) -> Result<(), String> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(2) {
+        if child.try_wait().unwrap().is_some() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let states = thread_states(child.id());
+    let _ = child.kill();
+    abort_connections(connections);
+    let _ = child.wait();
+    Err(format!(
+        "still running after 2 s, threads in states {states:?}"
+    ))
+}
+
+fn wait_for_line(child: &mut Child, what: &str) {
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let found = lines.any(|l| l.unwrap().trim_end().ends_with(what));
+    assert!(found, "the child never printed {what:?}");
+    // Keep draining, so that the child never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+}
+
+/// Runs `start` `n` times; counts the runs that hung and those that left a
+/// mount behind.
+fn count(n: usize, mut start: impl FnMut() -> Child) -> (usize, usize, Vec<String>) {
+    let (mut hung, mut left) = (0, 0);
+    let mut notes = Vec::new();
+    for _ in 0..n {
+        let before = brick_mounts();
+        let mut child = start();
+        let connections: Vec<String> = brick_mounts()
+            .into_iter()
+            .filter(|m| !before.contains(m))
+            .map(|(_, c)| c)
+            .collect();
+        if let Err(e) = ends_in_time(&mut child, &connections) {
+            hung += 1;
+            notes.push(e);
+        }
+        let after = brick_mounts();
+        if let Some((m, _)) = after.iter().find(|m| !before.contains(m)) {
+            left += 1;
+            notes.push("mount left behind".to_owned());
+            let _ = nix::mount::umount2(
+                m.as_str(),
+                nix::mount::MntFlags::MNT_FORCE | nix::mount::MntFlags::MNT_DETACH,
+            );
+        }
+    }
+    notes.sort();
+    notes.dedup();
+    (hung, left, notes)
+}
+
+fn child_mode(mode: &str) -> Child {
+    let mut c = common::child_test("hang_child", CHILD_ENV, mode, Path::new("/"))
+        // The 2 s are for ending, not for symbolising a panic's backtrace
+        // on a loaded machine.
+        .env("RUST_BACKTRACE", "0")
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut c, "go");
+    c
+}
+
+use std::path::Path;
+
+fn fuse_here() -> bool {
+    match MockTree::new() {
+        Ok(_) => true,
+        Err(e) => {
+            common::skip(&format!("no simulated brick here: {e}"));
+            false
+        }
+    }
+}
+
+#[test]
+fn a_program_serving_the_brick_always_ends() {
+    if !fuse_here() {
+        return;
+    }
+    let n = runs();
+    let mut failures = Vec::new();
+    for mode in ["show", "store", "tick", "reader-end", "reader-exit"] {
+        let (hung, left, notes) = count(n, || child_mode(mode));
+        println!("{mode}: hung {hung}/{n}, mount left {left}/{n} {notes:?}");
+        if hung + left > 0 {
+            failures.push(format!(
+                "{mode}: hung {hung}/{n}, mount left {left}/{n} {notes:?}"
+            ));
+        }
+    }
+    let probe = env!("CARGO_BIN_EXE_ev3-probe");
+    for signal in ["TERM", "INT", "KILL"] {
+        let (hung, left, notes) = count(n, || {
+            let c = common::own_binary(probe)
+                .args([
+                    "--mock",
+                    "-n",
+                    "100000000",
+                    "--warmup",
+                    "0",
+                    "--max-time",
+                    "20",
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            // Mid-run: once the brick is mounted and measured.
+            std::thread::sleep(Duration::from_millis(400));
+            let _ = Command::new("kill")
+                .args([format!("-{signal}"), c.id().to_string()])
+                .status();
+            c
+        });
+        println!("ev3-probe --mock, SIG{signal}: hung {hung}/{n}, mount left {left}/{n} {notes:?}");
+        if hung + left > 0 {
+            failures.push(format!(
+                "ev3-probe SIG{signal}: hung {hung}/{n}, mount left {left}/{n} {notes:?}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
