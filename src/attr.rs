@@ -222,10 +222,9 @@ impl Attribute {
         if bytes.is_empty() || bytes.len() > MAX_VALUE_LEN {
             return Err(self.write_error(bytes, io::Error::from_raw_os_error(libc::EINVAL)));
         }
-        // nix's pwrite is the libc call itself (inlined here), where std's
-        // `write_at` is one more out-of-line function in the precompiled std:
-        // the same as the read path.
-        match nix::sys::uio::pwrite(self.file.as_fd(), bytes, 0) {
+        // The libc call itself, inlined here (src/sys.rs): std's `write_at`
+        // and nix's `pwrite` are out-of-line functions.
+        match crate::sys::pwrite_at_start(self.file.as_fd(), bytes) {
             Ok(written) if written == bytes.len() => Ok(()),
             Ok(_) => Err(self.write_error(
                 bytes,
@@ -295,9 +294,9 @@ impl Attribute {
         if !self.access.can_read() {
             return Err(self.wrong_access(Operation::Read));
         }
-        // nix's pread is the libc call itself (inlined here), where std's
-        // `read_at` is one more out-of-line function in the precompiled std.
-        nix::sys::uio::pread(self.file.as_fd(), buf, 0).map_err(|e| self.read_error(e))
+        // The libc call itself, inlined here (src/sys.rs): std's `read_at`
+        // and nix's `pread` are out-of-line functions.
+        crate::sys::pread_at_start(self.file.as_fd(), buf).map_err(|e| self.read_error(e))
     }
 
     /// The error of a failed read, out of line.
