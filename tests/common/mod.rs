@@ -171,7 +171,10 @@ pub fn skip(reason: &str) {
     use std::io::Write;
     let thread = std::thread::current();
     let test = thread.name().unwrap_or("?");
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason} [{test}]");
+    // One write: stderr is unbuffered, and a line written in pieces would
+    // interleave with libtest's own lines.
+    let line = format!("SKIPPED: {reason} [{test}]\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 /// A command that runs `exe`, one of this crate's own binaries or test
