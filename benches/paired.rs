@@ -245,8 +245,8 @@ fn kernfs_measure(net: &Path) -> Result<(), String> {
 }
 
 fn sim_bench() -> Result<(), String> {
-    use ev3sysfs::mock::{MockTree, TachoDriver};
     use ev3sysfs::motor::TachoMotor;
+    use ev3sysfs_sim::{MockTree, TachoDriver};
     let tree = MockTree::new().map_err(|e| e.to_string())?;
     tree.add_tacho_motor("outA", TachoDriver::Ev3Large)
         .map_err(|e| e.to_string())?;

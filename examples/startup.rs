@@ -8,8 +8,8 @@
 //! Elsewhere than on a brick (or `ev3-sim`) it builds a simulated brick
 //! first and says so; the benchmark runs it where the devices exist.
 
-use ev3sysfs::mock::{Playground, SensorDriver, TachoDriver};
 use ev3sysfs::prelude::*;
+use ev3sysfs_sim::{Playground, SensorDriver, TachoDriver};
 
 fn main() -> Result<()> {
     let place = Playground::brick_or_simulated("tacho-motor", |tree| {

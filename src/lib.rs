@@ -6,7 +6,8 @@
 //! A robot program: a tank drives forward until its bumper is pressed; the
 //! stop guard stops the motors however the program ends. This example runs
 //! anywhere (it is a doctest): its first lines build a simulated brick (a
-//! FUSE file system, see [`mock`]; it needs `/dev/fuse` and root or
+//! FUSE file system from the `ev3sysfs-sim` crate, a dev-dependency here; it
+//! needs `/dev/fuse` and root or
 //! `fusermount3`) with two large motors, a touch sensor and a wall that the
 //! bumper meets after 820 counts. On a brick, drop those lines and use
 //! `let root = default_root();` (`$EV3SYSFS_ROOT` or `/sys/class`); the rest
@@ -14,7 +15,7 @@
 //!
 //! ```
 //! use ev3sysfs::prelude::*;
-//! use ev3sysfs::mock::{MockTree, SensorDriver, Simulator, TachoDriver};
+//! use ev3sysfs_sim::{MockTree, SensorDriver, Simulator, TachoDriver};
 //! use std::sync::Arc;
 //!
 //! fn main() -> Result<()> {
@@ -90,8 +91,6 @@ pub mod guard;
 pub mod hal;
 pub mod input;
 pub mod led;
-#[cfg(feature = "sim")]
-pub mod mock;
 pub mod motor;
 pub mod port;
 pub mod power;
