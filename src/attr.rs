@@ -214,49 +214,52 @@ impl Attribute {
     /// [`Error`]. An empty value or one longer than [`MAX_VALUE_LEN`] is
     /// refused without a syscall ([`Error::InvalidValue`]), since sysfs would
     /// silently ignore or cut it.
+    #[inline]
     pub fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
         if !self.access.can_write() {
             return Err(self.wrong_access(Operation::Write));
         }
         if bytes.is_empty() || bytes.len() > MAX_VALUE_LEN {
-            return Err(Error::from_io(
-                &self.path,
-                Operation::Write,
-                Some(bytes),
-                io::Error::from_raw_os_error(libc::EINVAL),
-            ));
+            return Err(self.write_error(bytes, io::Error::from_raw_os_error(libc::EINVAL)));
         }
-        let written = self
-            .file
-            .write_at(bytes, 0)
-            .map_err(|e| Error::from_io(&self.path, Operation::Write, Some(bytes), e))?;
-        if written != bytes.len() {
-            return Err(Error::from_io(
-                &self.path,
-                Operation::Write,
-                Some(bytes),
+        // The libc call itself, inlined here (src/sys.rs): std's `write_at`
+        // and nix's `pwrite` are out-of-line functions.
+        match crate::sys::pwrite_at_start(self.file.as_fd(), bytes) {
+            Ok(written) if written == bytes.len() => Ok(()),
+            Ok(_) => Err(self.write_error(
+                bytes,
                 io::Error::new(
                     io::ErrorKind::WriteZero,
                     "short write: the kernel took only part of the value",
                 ),
-            ));
+            )),
+            Err(errno) => Err(self.write_error(bytes, io::Error::from_raw_os_error(errno as i32))),
         }
-        Ok(())
+    }
+
+    /// The error of a failed write, out of line.
+    #[cold]
+    #[inline(never)]
+    fn write_error(&self, bytes: &[u8], e: io::Error) -> Error {
+        Error::from_io(&self.path, Operation::Write, Some(bytes), e)
     }
 
     /// Writes a string value (command, stop action, mode...).
     ///
     /// # Errors
     /// As [`Attribute::write_bytes`].
+    #[inline]
     pub fn write_str(&self, value: &str) -> Result<()> {
         self.write_bytes(value.as_bytes())
     }
 
-    /// Writes an integer, formatted in decimal in a stack buffer.
+    /// Writes an integer, formatted in decimal in a stack buffer (inline, no
+    /// call into std's formatting machinery).
     ///
     /// # Errors
     /// As [`Attribute::write_bytes`]; the kernel rejects integers that do not
     /// fit in 32 bits with [`Error::InvalidValue`].
+    #[inline]
     pub fn write_int(&self, value: i64) -> Result<()> {
         let mut buf = [0u8; value::INT_BUF_LEN];
         self.write_bytes(value::format_int(value, &mut buf))
@@ -291,9 +294,9 @@ impl Attribute {
         if !self.access.can_read() {
             return Err(self.wrong_access(Operation::Read));
         }
-        // nix's pread is the libc call itself (inlined here), where std's
-        // `read_at` is one more out-of-line function in the precompiled std.
-        nix::sys::uio::pread(self.file.as_fd(), buf, 0).map_err(|e| self.read_error(e))
+        // The libc call itself, inlined here (src/sys.rs): std's `read_at`
+        // and nix's `pread` are out-of-line functions.
+        crate::sys::pread_at_start(self.file.as_fd(), buf).map_err(|e| self.read_error(e))
     }
 
     /// The error of a failed read, out of line.

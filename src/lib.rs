@@ -4,23 +4,31 @@
 //! attribute files with the lowest latency the kernel allows.
 //!
 //! A robot program: a tank drives forward until its bumper is pressed; the
-//! stop guard stops the motors however the program ends.
+//! stop guard stops the motors however the program ends. This example runs
+//! anywhere (it is a doctest): its first lines build a simulated brick (a
+//! FUSE file system from the `ev3sysfs-sim` crate, a dev-dependency here; it
+//! needs `/dev/fuse` and root or
+//! `fusermount3`) with two large motors, a touch sensor and a wall that the
+//! bumper meets after 820 counts. On a brick, drop those lines and use
+//! `let root = default_root();` (`$EV3SYSFS_ROOT` or `/sys/class`); the rest
+//! is unchanged.
 //!
 //! ```
 //! use ev3sysfs::prelude::*;
+//! use ev3sysfs_sim::{MockTree, SensorDriver, Simulator, TachoDriver};
+//! use std::sync::Arc;
 //!
 //! fn main() -> Result<()> {
-//!     let root = default_root(); // /sys/class on the brick
-//! #   // Here: a simulated brick with a wall 400 mm ahead of the bumper.
-//! #   use ev3sysfs_sim::{MockTree, SensorDriver, Simulator, TachoDriver};
-//! #   let tree = std::sync::Arc::new(MockTree::ev3()?);
-//! #   let left = tree.add_tacho_motor("outB", TachoDriver::Ev3Large)?;
-//! #   tree.add_tacho_motor("outC", TachoDriver::Ev3Large)?;
-//! #   let touch = tree.add_sensor("in1", SensorDriver::Ev3Touch)?;
-//! #   let mut sim = Simulator::new(std::sync::Arc::clone(&tree))?;
-//! #   sim.script_sensor(&touch, 0, move |w| i64::from(w.position(&left) > 820));
-//! #   let _sim = sim.run_realtime();
-//! #   let root = tree.root();
+//!     // The simulated brick (on a brick: `let root = default_root();`).
+//!     let tree = Arc::new(MockTree::ev3()?);
+//!     let left = tree.add_tacho_motor("outB", TachoDriver::Ev3Large)?;
+//!     tree.add_tacho_motor("outC", TachoDriver::Ev3Large)?;
+//!     let touch = tree.add_sensor("in1", SensorDriver::Ev3Touch)?;
+//!     let mut sim = Simulator::new(Arc::clone(&tree))?;
+//!     sim.script_sensor(&touch, 0, move |w| i64::from(w.position(&left) > 820));
+//!     let _sim = sim.run_realtime(); // the motors move in real time
+//!     let root = tree.root();
+//!
 //!     let tank = Tank::large(&root, "outB", "outC")?;
 //!     let bumper = TouchSensor::find(&root, "in1")?;
 //!     // Ctrl-C, a panic or an error: the motors stop.

@@ -426,3 +426,32 @@ pub(crate) fn input_key_state(fd: i32, bitmap: &mut [u8; KEY_BITMAP_LEN]) -> io:
         .map_err(io::Error::from)
 }
 // ---- end brickio -----------------------------------------------------------
+
+/// `pwrite(fd, bytes, 0)`: the libc call itself, inlined into the caller
+/// (nix's wrapper stays an out-of-line function even under LTO). The
+/// attribute write path's one syscall.
+#[inline]
+pub(crate) fn pwrite_at_start(
+    fd: std::os::fd::BorrowedFd<'_>,
+    bytes: &[u8],
+) -> Result<usize, nix::errno::Errno> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `fd` is borrowed, so open for the call; `bytes` is valid for
+    // `bytes.len()` bytes, which the kernel only reads.
+    let n = unsafe { libc::pwrite(fd.as_raw_fd(), bytes.as_ptr().cast(), bytes.len(), 0) };
+    usize::try_from(n).map_err(|_| nix::errno::Errno::last())
+}
+
+/// `pread(fd, buf, 0)`: the libc call itself, inlined into the caller. The
+/// attribute read path's one syscall.
+#[inline]
+pub(crate) fn pread_at_start(
+    fd: std::os::fd::BorrowedFd<'_>,
+    buf: &mut [u8],
+) -> Result<usize, nix::errno::Errno> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `fd` is borrowed, so open for the call; `buf` is valid and
+    // writable for `buf.len()` bytes, and the kernel writes at most that.
+    let n = unsafe { libc::pread(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+    usize::try_from(n).map_err(|_| nix::errno::Errno::last())
+}

@@ -11,7 +11,9 @@
 pub const INT_BUF_LEN: usize = 20;
 
 /// Formats `value` in decimal into the end of `buf`; returns the used part.
+/// Inline: a command's integer is formatted in the caller's loop.
 #[doc(hidden)] // used by the simulated brick (ev3sysfs-sim)
+#[inline]
 pub fn format_int(value: i64, buf: &mut [u8; INT_BUF_LEN]) -> &[u8] {
     let mut pos = buf.len();
     let negative = value < 0;

@@ -11,6 +11,10 @@
 //! prints why it skips when something is missing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../../tests/common/mod.rs"]
+mod common;
+use common::skip;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -23,10 +27,6 @@ const DEVICES: [&str; 4] = [
     "--sensor",
     "in3:lego-ev3-color",
 ];
-
-fn skip(reason: &str) {
-    eprintln!("skipped: {reason}");
-}
 
 fn programs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/other_languages")

@@ -332,3 +332,196 @@ fn response_mode_on_the_simulator_and_refused_on_a_brick_without_permission() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out).1.contains("--port"));
 }
+
+/// The probe started in the background (through the cross runner when set).
+fn spawn_probe(args: &[&str]) -> std::process::Child {
+    common::own_binary(env!("CARGO_BIN_EXE_ev3-probe"))
+        .args(args)
+        .env_remove(ev3sysfs::ROOT_ENV)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (at most 30 s) until `done()`.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Sends `signal` to the probe and returns its exit code and stderr.
+fn interrupt(mut child: std::process::Child, signal: nix::sys::signal::Signal) -> (i32, String) {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, signal).unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    (status.code().unwrap_or(-1), stderr)
+}
+
+#[test]
+fn signals_restore_the_exact_bytes_of_a_file_as_a_normal_end_does() {
+    use nix::sys::signal::Signal;
+    let dir = common::TempDir::new("probe-signal");
+    let file = dir.path().join("speed_sp");
+    for (original, signal) in [
+        (&b"  42\n\n"[..], Signal::SIGINT),
+        (b"500", Signal::SIGTERM),
+        (b"123  \n\tx", Signal::SIGINT),
+    ] {
+        std::fs::write(&file, original).unwrap();
+        let child = spawn_probe(&[
+            "--path",
+            file.to_str().unwrap(),
+            "--value",
+            "7",
+            "-n",
+            "100000000",
+            "--max-time",
+            "60",
+            "--only",
+            "pwrite",
+            "--flags",
+            "none",
+        ]);
+        // Until the probe's first writes show in the file.
+        wait_until("the probe writes", || {
+            std::fs::read(&file).unwrap() != original
+        });
+        let (code, stderr) = interrupt(child, signal);
+        assert_eq!(code, 128 + signal as i32, "{stderr}");
+        assert!(stderr.contains("restored"), "{stderr}");
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            original,
+            "{signal:?} left other bytes: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn signals_restore_a_simulated_motors_attribute() {
+    use nix::sys::signal::Signal;
+    let Some(tree) = common::brick() else { return };
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    std::fs::write(motor.path().join("speed_sp"), "500").unwrap();
+    let root = tree.root().to_str().unwrap().to_owned();
+    let child = spawn_probe(&[
+        "--root",
+        &root,
+        "--port",
+        "outA",
+        "--value",
+        "7",
+        "-n",
+        "100000000",
+        "--max-time",
+        "60",
+        "--only",
+        "pwrite",
+        "--flags",
+        "none",
+    ]);
+    wait_until("speed_sp 7", || motor.read("speed_sp").unwrap() == "7");
+    let (code, stderr) = interrupt(child, Signal::SIGINT);
+    assert_eq!(code, 130, "{stderr}");
+    assert_eq!(motor.read("speed_sp").unwrap(), "500", "{stderr}");
+}
+
+/// A `command` write with --allow-motion: 100 runs to a normal end and 100
+/// interrupted by SIGINT while the motor runs; 0 left running.
+#[test]
+fn allow_motion_never_leaves_the_motor_running() {
+    use nix::sys::signal::Signal;
+    let Some(tree) = common::brick() else { return };
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let root = tree.root().to_str().unwrap().to_owned();
+    let args = |n: &'static str| {
+        vec![
+            "--root".to_owned(),
+            root.clone(),
+            "--port".into(),
+            "outA".into(),
+            "--attr".into(),
+            "command".into(),
+            "--value".into(),
+            "run-forever".into(),
+            "--allow-motion".into(),
+            "--warmup".into(),
+            "0".into(),
+            "-n".into(),
+            n.into(),
+            "--max-time".into(),
+            "60".into(),
+            "--only".into(),
+            "pwrite,driver".into(),
+            "--flags".into(),
+            "none".into(),
+        ]
+    };
+    std::fs::write(motor.path().join("speed_sp"), "300").unwrap();
+    let running = || motor.read("state").unwrap().contains("running");
+    let (mut left_running, mut interrupted_left_running) = (0, 0);
+    for _ in 0..100 {
+        let a = args("20");
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let out = probe(&a);
+        assert!(out.status.success(), "{}", text(&out).1);
+        left_running += usize::from(running());
+
+        let a = args("100000000");
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let child = spawn_probe(&a);
+        wait_until("the motor runs", running);
+        let (code, stderr) = interrupt(child, Signal::SIGINT);
+        assert_eq!(code, 130, "{stderr}");
+        interrupted_left_running += usize::from(running());
+    }
+    assert_eq!((left_running, interrupted_left_running), (0, 0));
+}
+
+#[test]
+fn max_time_bounds_every_phase_and_absurd_values_are_refused() {
+    let dir = common::TempDir::new("probe-time");
+    let file = dir.path().join("speed_sp");
+    std::fs::write(&file, "5").unwrap();
+    let path = file.to_str().unwrap();
+    let start = std::time::Instant::now();
+    let warmup = usize::MAX.to_string();
+    let out = probe(&[
+        "--path",
+        path,
+        "-n",
+        "100000000",
+        "--warmup",
+        &warmup,
+        "--max-time",
+        "1",
+        "--only",
+        "pwrite,pread",
+        "--flags",
+        "none",
+    ]);
+    let took = start.elapsed();
+    assert!(out.status.success(), "{}", text(&out).1);
+    // Two strategies of at most 1 s each (warm-up included), and start-up.
+    assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
+    assert!(text(&out).0.contains("verdict") || text(&out).0.contains("pwrite"));
+    for (args, says) in [
+        (&["-n", "1000000000000", "--max-time", "1"][..], "at most"),
+        (&["--max-time", "1e300"], "absurd"),
+        (&["--max-time", "NaN"], "not a number"),
+        (&["--max-time", "-3"], "more than 0"),
+    ] {
+        let mut all = vec!["--path", path];
+        all.extend_from_slice(args);
+        let out = probe(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(text(&out).1.contains(says), "{args:?}: {}", text(&out).1);
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"5");
+}

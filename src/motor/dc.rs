@@ -156,6 +156,7 @@ impl DcMotor {
     ///
     /// # Errors
     /// [`Error::OutOfRange`] without writing; write errors.
+    #[inline]
     pub fn set_duty_cycle_sp(&self, duty: i32) -> Result<()> {
         check_range("duty_cycle_sp", i64::from(duty), -100, 100)?;
         self.duty_cycle_sp.write_int(i64::from(duty))
@@ -164,6 +165,7 @@ impl DcMotor {
     ///
     /// # Errors
     /// Read errors.
+    #[inline]
     pub fn duty_cycle_sp(&self) -> Result<i32> {
         self.duty_cycle_sp.read_int()
     }
@@ -171,6 +173,7 @@ impl DcMotor {
     ///
     /// # Errors
     /// Read errors.
+    #[inline]
     pub fn duty_cycle(&self) -> Result<i32> {
         self.duty_cycle.read_int()
     }

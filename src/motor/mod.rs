@@ -205,17 +205,25 @@ pub(crate) fn check_stop_action(set: NameSet, action: StopAction) -> Result<()> 
     }
 }
 
-/// Checks `value` against `min..=max`, without I/O.
+/// Checks `value` against `min..=max`, without I/O. Inline, with the
+/// error built out of line: it guards every setpoint write.
+#[inline]
 pub(crate) fn check_range(attribute: &'static str, value: i64, min: i64, max: i64) -> Result<()> {
     if (min..=max).contains(&value) {
         Ok(())
     } else {
-        Err(Error::OutOfRange {
-            attribute,
-            value,
-            min,
-            max,
-        })
+        Err(out_of_range(attribute, value, min, max))
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_range(attribute: &'static str, value: i64, min: i64, max: i64) -> Error {
+    Error::OutOfRange {
+        attribute,
+        value,
+        min,
+        max,
     }
 }
 

@@ -69,6 +69,7 @@ impl ServoMotor {
     ///
     /// # Errors
     /// [`crate::Error::OutOfRange`] without writing; write errors.
+    #[inline]
     pub fn set_position_sp(&self, percent: i32) -> Result<()> {
         check_range("position_sp", i64::from(percent), -100, 100)?;
         self.device.write_int("position_sp", i64::from(percent))
@@ -78,6 +79,7 @@ impl ServoMotor {
     ///
     /// # Errors
     /// Read errors.
+    #[inline]
     pub fn position_sp(&self) -> Result<i32> {
         self.device.read_int("position_sp")
     }

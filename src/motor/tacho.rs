@@ -360,6 +360,7 @@ impl TachoMotor {
         self.write_command(command)
     }
 
+    #[inline]
     pub(super) fn check_speed(&self, speed: i32) -> Result<()> {
         let max = i64::from(self.max_speed);
         check_range("speed_sp", i64::from(speed), -max, max)
@@ -460,6 +461,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors ([`Error::Disconnected`] after an unplug).
+    #[inline]
     pub fn position(&self) -> Result<i32> {
         self.position.read_int()
     }
@@ -467,6 +469,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Write errors.
+    #[inline]
     pub fn set_position(&self, counts: i32) -> Result<()> {
         self.position.write_int(i64::from(counts))
     }
@@ -474,6 +477,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors.
+    #[inline]
     pub fn speed(&self) -> Result<i32> {
         self.speed.read_int()
     }
@@ -481,6 +485,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors.
+    #[inline]
     pub fn duty_cycle(&self) -> Result<i32> {
         self.duty_cycle.read_int()
     }
@@ -497,6 +502,7 @@ pub(super) fn check_time(millis: i32) -> Result<()> {
     check_range("time_sp", i64::from(millis), 0, i64::from(i32::MAX))
 }
 
+#[inline]
 pub(super) fn check_duty(duty: i32) -> Result<()> {
     check_range("duty_cycle_sp", i64::from(duty), -100, 100)
 }

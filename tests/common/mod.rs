@@ -168,10 +168,18 @@ pub fn contents(path: &Path) -> String {
 }
 
 /// Says why a test is skipped, visibly: libtest captures `eprintln!`, but
-/// not direct writes to the stderr handle.
+/// not direct writes to the stderr handle. The line ends with the test's
+/// name in brackets (libtest names each test's thread after the test):
+/// `scripts/test-all` counts one skip per test from these marker lines,
+/// since libtest itself reports a skipped test as passed.
 pub fn skip(reason: &str) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("?");
+    // One write: stderr is unbuffered, and a line written in pieces would
+    // interleave with libtest's own lines.
+    let line = format!("SKIPPED: {reason} [{test}]\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 /// A command that runs `exe`, one of this crate's own binaries or test

@@ -35,9 +35,10 @@ simulated brick the probe mounts (FUSE), and it says so):
   --mock              measure the simulated brick even if a brick is present
 
 MEASUREMENT:
-  -n, --iterations N  operations per strategy [default: 2000]
+  -n, --iterations N  operations per strategy (at most 100000000) [default: 2000]
   --warmup N          unmeasured operations first [default: 200]
-  --max-time SECS     stop a strategy after this long [default: 10]
+  --max-time SECS     stop a strategy after this long, warm-up included (at most
+                      86400) [default: 10]
   --only LIST         comma-separated strategies or labels (e.g. pwrite,pread,
                       seek-write/O_SYNC)
   --flags LIST        open flags for write strategies [default: none,O_SYNC,O_DSYNC,O_DIRECT]
@@ -129,6 +130,30 @@ fn number<T: std::str::FromStr>(option: &str, value: &str) -> Result<T, String> 
         .map_err(|_| format!("{option}: {value:?} is not a valid number"))
 }
 
+/// The most operations per strategy: 100 million samples are 800 MB.
+pub const MAX_ITERATIONS: usize = 100_000_000;
+
+/// The longest --max-time: one day per strategy.
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// `--max-time SECS`: a positive, finite number of seconds up to a day
+/// (`1e300`, `NaN`, `inf`, `-1` and `0` are refused with a reason).
+fn max_time(option: &str, value: &str) -> Result<Duration, String> {
+    let secs: f64 = number(option, value)?;
+    if secs.is_nan() {
+        return Err(format!("{option}: {value:?} is not a number of seconds"));
+    }
+    if secs <= 0.0 {
+        return Err(format!("{option}: {value:?}: must be more than 0 seconds"));
+    }
+    if secs > MAX_SECONDS {
+        return Err(format!(
+            "{option}: {value:?} seconds is absurd: at most {MAX_SECONDS} (one day) per strategy"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
 fn list(value: &str) -> Vec<String> {
     value
         .split(',')
@@ -166,11 +191,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
             "-n" | "--iterations" => o.iterations = number(&name, &value()?)?,
             "--warmup" => o.warmup = number(&name, &value()?)?,
             "--max-time" => {
-                let secs: f64 = number(&name, &value()?)?;
-                if !(secs.is_finite() && secs > 0.0) {
-                    return Err(format!("{name}: must be a positive number of seconds"));
-                }
-                o.max_time = Duration::from_secs_f64(secs);
+                o.max_time = max_time(&name, &value()?)?;
             }
             "--only" => o.only = list(&value()?),
             "--flags" => {
@@ -213,6 +234,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
     }
     if o.iterations == 0 {
         return Err("--iterations must be at least 1".into());
+    }
+    if o.iterations > MAX_ITERATIONS {
+        return Err(format!(
+            "--iterations {}: at most {MAX_ITERATIONS} per strategy (every operation's time is \
+             kept for the percentiles, 8 bytes each); --max-time bounds a run's length",
+            o.iterations
+        ));
     }
     if o.path.is_some() && o.port.is_some() {
         return Err("--path and --port choose the target in two ways: give one".into());
@@ -289,5 +317,25 @@ mod tests {
         assert!(p(&["--path", "/x", "--port", "outA"]).is_err());
         assert!(p(&["--response", "0"]).is_err());
         assert!(p(&["--help"]).unwrap().help);
+    }
+
+    #[test]
+    fn absurd_times_and_counts_are_refused_with_a_reason() {
+        for (value, says) in [
+            ("1e300", "absurd"),
+            ("inf", "absurd"),
+            ("NaN", "not a number"),
+            ("-1", "more than 0"),
+            ("0", "more than 0"),
+        ] {
+            let e = p(&["--max-time", value]).unwrap_err();
+            assert!(e.contains(says), "{value}: {e}");
+        }
+        assert!(p(&["--max-time", "86400"]).is_ok());
+        let e = p(&["-n", "1000000000000"]).unwrap_err();
+        assert!(e.contains("at most 100000000"), "{e}");
+        // Any warm-up count: --max-time bounds it.
+        let o = p(&["--warmup", &usize::MAX.to_string()]).unwrap();
+        assert_eq!(o.warmup, usize::MAX);
     }
 }

@@ -33,6 +33,13 @@ fn main() -> ExitCode {
         Some(trials) => run_response(&options, trials),
         None => run(&options),
     };
+    if let Some(signal) = sys::interrupted() {
+        eprintln!(
+            "ev3-probe: stopped by signal {signal}: the attribute is restored{}",
+            if result.is_ok() { ", no report" } else { "" }
+        );
+        return ExitCode::from(u8::try_from(128 + signal).unwrap_or(1));
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -292,6 +299,9 @@ fn add_simulated_motor(tree: &MockTree) -> ev3sysfs::Result<()> {
 }
 
 fn run(o: &Options) -> Result<(), String> {
+    // From here a signal ends the run as a normal end does: restored bytes,
+    // a stopped motor.
+    sys::catch_interrupts().map_err(|e| format!("signal handlers: {e}"))?;
     let chosen = choose(o)?;
     let (value, original) = value_to_write(o, &chosen)?;
     // A regular file given with --path gets its exact bytes back (white
@@ -324,9 +334,22 @@ fn run(o: &Options) -> Result<(), String> {
         }
         _ => "another file system (not sysfs: stores are not whole-value)",
     };
+    let simulated = backing.starts_with("simulated");
     let mut header: report::Header = vec![
         ("target", chosen.description.clone()),
         ("backing", backing.into()),
+        (
+            "figures",
+            if simulated {
+                "what a read or write costs through FUSE to the simulated brick \
+                 (a thread of this process): NOT this machine's kernel sysfs, NOT a brick. \
+                 This machine's real kernfs: scripts/probe-kernfs (as root); \
+                 a brick: run ev3-probe on it"
+                    .into()
+            } else {
+                format!("latency of {} on this machine", chosen.description)
+            },
+        ),
         ("write", format!("{} <- {value:?}", chosen.write_attr)),
         ("read", read_attr.clone().unwrap_or_else(|| "(none)".into())),
         ("machine", machine()),
@@ -386,6 +409,17 @@ fn run(o: &Options) -> Result<(), String> {
         .collect();
     let outcomes = strategy::run_all(&target, &plan, &rows);
 
+    // A command written with --allow-motion: the motor stops, whatever
+    // the command was, before anything else (also after a signal).
+    let moved = target.write_attr == "command"
+        && original_file.is_none()
+        && !matches!(target.value.as_str(), "stop" | "reset");
+    if moved {
+        if let Err(e) = target.device.write_str("command", "stop") {
+            eprintln!("ev3-probe: could not stop the motor: {e}");
+        }
+    }
+
     // Put the original back: a regular file byte for byte, a sysfs value
     // through the crate (whole-value store).
     if let (Some(bytes), Some(path)) = (&original_file, &o.path) {
@@ -398,6 +432,9 @@ fn run(o: &Options) -> Result<(), String> {
         }
     }
 
+    if sys::interrupted().is_some() {
+        return Ok(());
+    }
     let text = match o.format {
         Format::Table => report::table(&header, &outcomes),
         Format::Csv => report::csv(&outcomes),
@@ -421,6 +458,11 @@ fn run(o: &Options) -> Result<(), String> {
                     labels.join(", ")
                 );
             }
+        }
+    }
+    if o.format == Format::Table {
+        if let Some(line) = report::verdict(&outcomes) {
+            println!("\n{line}");
         }
     }
     if outcomes.iter().all(|x| x.result.is_err()) {

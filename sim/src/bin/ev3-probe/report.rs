@@ -34,21 +34,68 @@ fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
-/// Mean of the fastest successful strategy of the same kind.
+/// Median (p50) of the fastest successful strategy of the same kind: the
+/// ranking is by median, so that a few outliers (a preempted operation of
+/// 5 ms among 20 000 of 1 µs) do not decide it.
 fn fastest(outcomes: &[Outcome], kind: Kind) -> Option<f64> {
     outcomes
         .iter()
         .filter(|o| o.kind == kind)
         .filter_map(|o| o.result.as_ref().ok())
-        .map(|m| m.summary.mean)
+        .map(|m| m.summary.p50 as f64)
         .min_by(f64::total_cmp)
+}
+
+/// The p50 and label of the first measured row `kind`/`strategy` with one
+/// of `flags` (in that order).
+fn median_of(
+    outcomes: &[Outcome],
+    kind: Kind,
+    strategy: &str,
+    flags: &[&str],
+) -> Option<(u64, String)> {
+    flags.iter().find_map(|f| {
+        outcomes
+            .iter()
+            .filter(|o| o.kind == kind && o.strategy == strategy && o.flags == *f)
+            .find_map(|o| o.result.as_ref().ok().map(|m| (m.summary.p50, o.label())))
+    })
+}
+
+/// One line: what the crate's own I/O (`driver`) costs over the raw
+/// syscall on the same file, per operation, by median; `None` when neither
+/// pair was measured.
+pub fn verdict(outcomes: &[Outcome]) -> Option<String> {
+    let pair = |kind: Kind, raw: &str, flags: &[&str]| -> Option<String> {
+        let (driver, _) = median_of(outcomes, kind, "driver", &["O_SYNC", "none"])?;
+        let (base, raw) = median_of(outcomes, kind, raw, flags)?;
+        let extra = driver as i64 - base as i64;
+        let ratio = driver as f64 / (base.max(1) as f64);
+        Some(format!(
+            "{} {extra:+} ns (x{ratio:.2}) over {raw}",
+            kind_name(kind)
+        ))
+    };
+    let parts: Vec<String> = [
+        pair(Kind::Write, "pwrite", &["O_SYNC", "none", "O_DSYNC"]),
+        pair(Kind::Read, "pread", &["none"]),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "verdict: per operation at p50, the driver costs {}",
+            parts.join(", ")
+        )
+    })
 }
 
 /// The cells of one row (all columns), or the reason it did not run.
 fn cells(o: &Outcome, all: &[Outcome]) -> Result<Vec<String>, String> {
     let m = o.result.as_ref().map_err(Clone::clone)?;
     let s = &m.summary;
-    let ratio = fastest(all, o.kind).map_or(1.0, |f| s.mean / f.max(1.0));
+    let ratio = fastest(all, o.kind).map_or(1.0, |f| s.p50 as f64 / f.max(1.0));
     Ok(vec![
         kind_name(o.kind).into(),
         o.strategy.into(),
@@ -113,7 +160,8 @@ pub fn table(header: &Header, outcomes: &[Outcome]) -> String {
     };
     let _ = writeln!(
         out,
-        "\nlatency per operation in µs (min, percentiles, max, mean)"
+        "\nlatency per operation in µs (min, percentiles, max, mean); \
+         x fastest: p50 over the fastest p50 of the same kind"
     );
     let titles: Vec<String> = titles.iter().map(|t| t.to_string()).collect();
     let _ = writeln!(out, "{}", line(&titles));

@@ -250,11 +250,15 @@ struct Tally {
 
 impl Tally {
     /// Runs `op` `count` times, timing each operation.
-    fn chunk(&mut self, op: &mut Op<'_>, count: usize) -> Result<(), String> {
+    /// Up to `count` operations, stopping at `deadline` or at a signal.
+    fn chunk(&mut self, op: &mut Op<'_>, count: usize, deadline: Instant) -> Result<(), String> {
         let before = rusage()?;
         let start = Instant::now();
         for _ in 0..count {
             let t0 = Instant::now();
+            if t0 >= deadline || crate::sys::interrupted().is_some() {
+                break;
+            }
             op()?;
             self.samples.push(t0.elapsed().as_nanos() as u64);
         }
@@ -270,7 +274,7 @@ impl Tally {
     }
 
     fn finish(mut self) -> Result<Measurement, String> {
-        let summary = Summary::of(&mut self.samples).ok_or("no operations")?;
+        let summary = Summary::of(&mut self.samples).ok_or("no operation within --max-time")?;
         Ok(Measurement {
             summary,
             samples: self.samples,
@@ -298,41 +302,53 @@ fn op_for<'a>(
 
 /// Measures every combination: warm-up, then [`ROUNDS`] rounds in which the
 /// strategies take turns (starting with a different one each round), until
-/// each has done `plan.iterations` operations or the time limit (the plan's
-/// limit per strategy, for all of them together) is reached. A strategy
-/// that fails drops out with the error as its row's reason.
+/// each has done `plan.iterations` operations or spent `plan.max_time`
+/// (warm-up included), or a signal asks the probe to stop. A strategy that
+/// fails drops out with the error as its row's reason.
 pub fn run_all(
     target: &Target,
     plan: &Plan,
     rows: &[(Kind, &'static str, &'static str)],
 ) -> Vec<Outcome> {
+    // Every phase of a strategy (its warm-up, then its turns) counts
+    // against its --max-time, and every phase stops at a signal.
+    let mut spent: Vec<Duration> = vec![Duration::ZERO; rows.len()];
     let mut ops: Vec<Result<Op<'_>, String>> = rows
         .iter()
-        .map(|&(kind, s, f)| {
+        .zip(&mut spent)
+        .map(|(&(kind, s, f), spent)| {
             let mut op = op_for(target, kind, s, f)?;
+            let start = Instant::now();
+            // The warm-up gets at most a quarter of it: measuring is the job.
+            let deadline = start + plan.max_time / 4;
             for _ in 0..plan.warmup {
+                if Instant::now() >= deadline || crate::sys::interrupted().is_some() {
+                    break;
+                }
                 op()?;
             }
+            *spent = start.elapsed();
             Ok(op)
         })
         .collect();
     let mut tallies: Vec<Tally> = rows.iter().map(|_| Tally::default()).collect();
-    let limit = plan
-        .max_time
-        .saturating_mul(u32::try_from(rows.len()).unwrap_or(u32::MAX));
-    let start = Instant::now();
     for round in 0..ROUNDS {
         // The first rounds take the remainder: the counts add up exactly.
         let count = plan.iterations / ROUNDS + usize::from(round < plan.iterations % ROUNDS);
         for turn in 0..rows.len() {
             let i = (turn + round) % rows.len();
+            let Some(left) = plan.max_time.checked_sub(spent[i]).filter(|d| !d.is_zero()) else {
+                continue;
+            };
             if let Ok(op) = &mut ops[i] {
-                if let Err(e) = tallies[i].chunk(op, count) {
+                let start = Instant::now();
+                if let Err(e) = tallies[i].chunk(op, count, start + left) {
                     ops[i] = Err(e);
                 }
+                spent[i] += start.elapsed();
             }
         }
-        if start.elapsed() > limit {
+        if crate::sys::interrupted().is_some() {
             break;
         }
     }

@@ -100,3 +100,39 @@ impl Drop for Mapping {
         }
     }
 }
+
+/// The signal that asked the probe to stop (SIGINT, SIGTERM, SIGHUP), or 0.
+static INTERRUPTED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn note_signal(signal: libc::c_int) {
+    // Async-signal-safe: one atomic store.
+    INTERRUPTED.store(signal, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// From now on SIGINT, SIGTERM and SIGHUP do not kill the probe: they are
+/// noted, the measurement loops stop at the next operation, and the probe
+/// ends as after a normal run (the attribute's original bytes restored, a
+/// motor stopped), then exits with 128 + the signal number.
+pub fn catch_interrupts() -> io::Result<()> {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let action = SigAction::new(
+        SigHandler::Handler(note_signal),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: the handler only stores into an atomic, which is
+        // async-signal-safe.
+        unsafe { sigaction(signal, &action) }.map_err(io::Error::from)?;
+    }
+    Ok(())
+}
+
+/// The signal that asked the probe to stop, if any.
+#[inline]
+pub fn interrupted() -> Option<i32> {
+    match INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        s => Some(s),
+    }
+}

@@ -1,0 +1,309 @@
+//! The crate's write path, read path and a control-loop iteration against
+//! raw `pwrite`/`pread` on the attribute's own descriptor, in the same
+//! process (raw writes send preformatted bytes, raw reads do not parse: the
+//! crate's formatting, parsing and checks count as its overhead), paired: both loops take turns in 21 rounds (raw first in even
+//! rounds, the crate first in odd ones), so drift of the machine's speed hits
+//! both; each figure is the median of the per-round ratios.
+//!
+//! - real kernfs, as root: a veth pair's `mtu` attributes in a private
+//!   network + mount namespace (`Attribute::write_int`, `read_int`; the loop
+//!   reads both `mtu`s and writes one);
+//! - the simulated brick (FUSE, served by a thread of this process): a large
+//!   motor's `duty_cycle_sp`, `position` and `speed` through the typed API
+//!   (`TachoMotor::set_duty_cycle_sp`, `position`, `speed`), against raw
+//!   syscalls on descriptors of the same files opened the same way.
+//!
+//! `cargo bench --bench paired` (`-- kernfs` or `-- sim` for one backing).
+//! Without root or FUSE a backing says why it is skipped.
+
+use std::fs::{File, OpenOptions};
+use std::hint::black_box;
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use ev3sysfs::{Access, Attribute};
+
+/// Many short rounds: on a shared machine a round is either disturbed or
+/// not, and the median of the per-round ratios skips the disturbed ones.
+const ROUNDS: usize = 201;
+
+fn main() {
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wants = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    // The simulated brick first: the kernfs bench enters namespaces.
+    if wants("sim") {
+        if let Err(e) = sim_bench() {
+            println!("paired bench, simulated brick: skipped: {e}");
+        }
+    }
+    if wants("kernfs") {
+        if !nix::unistd::geteuid().is_root() {
+            println!(
+                "paired bench, kernfs: skipped, needs root (unshare -nm, mount sysfs, ip link add)"
+            );
+        } else if let Err(e) = kernfs_bench() {
+            println!("paired bench, kernfs: skipped, no real kernfs here: {e}");
+        }
+    }
+}
+
+/// Runs `raw` and `krate` (each doing `per_round` operations) in paired
+/// rounds and prints ns per operation and the ratios. Each round is timed
+/// twice: wall clock, and this thread's CPU time (user + kernel,
+/// `CLOCK_THREAD_CPUTIME_ID`), which leaves out the time other processes
+/// had the CPU (on a shared machine most of the noise); the CPU-time ratio
+/// is the headline figure.
+fn paired(name: &str, per_round: u32, mut raw: impl FnMut(), mut krate: impl FnMut()) {
+    // Warm-up: caches, branch predictors, the page of the stack.
+    time(&mut raw, per_round);
+    time(&mut krate, per_round);
+    let mut wall = (Vec::new(), Vec::new(), Vec::new());
+    let mut cpu = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let (r, c) = if round % 2 == 0 {
+            let r = time(&mut raw, per_round);
+            (r, time(&mut krate, per_round))
+        } else {
+            let c = time(&mut krate, per_round);
+            (time(&mut raw, per_round), c)
+        };
+        let per_op = |d: Duration| d.as_nanos() as f64 / f64::from(per_round);
+        for (v, r, c) in [(&mut wall, r.0, c.0), (&mut cpu, r.1, c.1)] {
+            v.0.push(per_op(r));
+            v.1.push(per_op(c));
+            v.2.push(c.as_secs_f64() / r.as_secs_f64().max(1e-12));
+        }
+    }
+    for v in [&mut wall, &mut cpu] {
+        for w in [&mut v.0, &mut v.1, &mut v.2] {
+            w.sort_by(f64::total_cmp);
+        }
+    }
+    let mid = ROUNDS / 2;
+    println!(
+        "  {name:<13} cpu: raw {:8.1} ns, crate {:8.1} ns, ratio median {:.3}x \
+         (quartiles {:.3}x..{:.3}x) | wall: raw {:8.1} ns, crate {:8.1} ns, ratio median {:.3}x",
+        cpu.0[mid],
+        cpu.1[mid],
+        cpu.2[mid],
+        cpu.2[ROUNDS / 4],
+        cpu.2[3 * ROUNDS / 4],
+        wall.0[mid],
+        wall.1[mid],
+        wall.2[mid],
+    );
+}
+
+/// This thread's CPU time (user + kernel).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(
+        u64::try_from(ts.tv_sec).unwrap_or(0),
+        u32::try_from(ts.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// `n` calls of `f` (monomorphised: no indirect call in the loop): wall
+/// time and thread CPU time.
+#[inline(never)]
+fn time<F: FnMut()>(f: &mut F, n: u32) -> (Duration, Duration) {
+    let (start, cpu) = (Instant::now(), thread_cpu());
+    for _ in 0..n {
+        f();
+    }
+    (start.elapsed(), thread_cpu().saturating_sub(cpu))
+}
+
+/// One raw `pwrite` of `bytes` at offset 0: libc itself.
+#[inline(always)]
+fn raw_write(fd: impl AsFd, bytes: &[u8]) {
+    let bytes = black_box(bytes);
+    // SAFETY: a live descriptor; `bytes` is valid for its length.
+    let n = unsafe {
+        libc::pwrite(
+            fd.as_fd().as_raw_fd(),
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            0,
+        )
+    };
+    black_box(n);
+}
+
+/// One raw `pread` at offset 0 into a stack buffer, not parsed: the floor
+/// (the crate's parsing and checks count as its overhead).
+#[inline(always)]
+fn raw_read_int(fd: impl AsFd) -> i64 {
+    let mut buf = [0u8; 32];
+    // SAFETY: a live descriptor; `buf` is writable for its length.
+    let n = unsafe {
+        libc::pread(
+            fd.as_fd().as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            0,
+        )
+    };
+    black_box(&buf);
+    n as i64
+}
+
+fn kernfs_bench() -> Result<(), String> {
+    use nix::mount::{mount, umount2, MntFlags, MsFlags};
+    use nix::sched::{unshare, CloneFlags};
+    unshare(CloneFlags::CLONE_NEWNET | CloneFlags::CLONE_NEWNS)
+        .map_err(|e| format!("unshare: {e}"))?;
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(|e| format!("make / private: {e}"))?;
+    let dir = nix::unistd::mkdtemp(&std::env::temp_dir().join("ev3sysfs-bench-XXXXXX"))
+        .map_err(|e| format!("mkdtemp: {e}"))?;
+    mount(
+        Some("sysfs"),
+        &dir,
+        Some("sysfs"),
+        MsFlags::empty(),
+        None::<&str>,
+    )
+    .map_err(|e| format!("mount sysfs: {e}"))?;
+    let status = Command::new("ip")
+        .args([
+            "link", "add", "ev3b0", "type", "veth", "peer", "name", "ev3b1",
+        ])
+        .status()
+        .map_err(|e| format!("ip: {e}"))?;
+    if !status.success() {
+        return Err("ip link add failed".into());
+    }
+    let result = kernfs_measure(&dir.join("class/net"));
+    let _ = umount2(&dir, MntFlags::MNT_DETACH);
+    let _ = std::fs::remove_dir(&dir);
+    result
+}
+
+fn kernfs_measure(net: &Path) -> Result<(), String> {
+    let open = |p: &str| Attribute::open(net.join(p), Access::ReadWrite).map_err(|e| e.to_string());
+    let (a, b) = (open("ev3b0/mtu")?, open("ev3b1/mtu")?);
+    let mtu = a.read_i64().map_err(|e| e.to_string())?;
+    let text = mtu.to_string();
+    println!(
+        "real kernfs (veth mtu, {}), {ROUNDS} paired rounds",
+        net.display()
+    );
+    let n = 1_000;
+    paired(
+        "write",
+        n,
+        || raw_write(a.as_fd(), text.as_bytes()),
+        || {
+            black_box(a.write_int(black_box(mtu)).ok());
+        },
+    );
+    paired(
+        "read",
+        n,
+        || {
+            black_box(raw_read_int(a.as_fd()));
+        },
+        || {
+            black_box(a.read_int().ok());
+        },
+    );
+    paired(
+        "control loop",
+        n / 2,
+        || {
+            let x = raw_read_int(a.as_fd());
+            let y = raw_read_int(b.as_fd());
+            black_box(x + y);
+            raw_write(a.as_fd(), text.as_bytes());
+        },
+        || {
+            let x = a.read_int().unwrap_or(0);
+            let y = b.read_int().unwrap_or(0);
+            black_box(x + y);
+            black_box(a.write_int(black_box(mtu)).ok());
+        },
+    );
+    Ok(())
+}
+
+fn sim_bench() -> Result<(), String> {
+    use ev3sysfs::motor::TachoMotor;
+    use ev3sysfs_sim::{MockTree, TachoDriver};
+    let tree = MockTree::new().map_err(|e| e.to_string())?;
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Large)
+        .map_err(|e| e.to_string())?;
+    let motor = TachoMotor::find(tree.root(), "outA").map_err(|e| e.to_string())?;
+    let dir = motor.device().dir().to_path_buf();
+    // Descriptors of the same files, opened as the crate opens them.
+    let open = |name: &str, write: bool| -> Result<File, String> {
+        OpenOptions::new()
+            .read(!write)
+            .write(write)
+            .custom_flags(libc::O_SYNC | libc::O_CLOEXEC)
+            .open(dir.join(name))
+            .map_err(|e| format!("{name}: {e}"))
+    };
+    let (duty, position, speed) = (
+        open("duty_cycle_sp", true)?,
+        open("position", false)?,
+        open("speed", false)?,
+    );
+    println!(
+        "simulated brick (FUSE, {}), TachoMotor against raw syscalls, {ROUNDS} paired rounds",
+        dir.display()
+    );
+    let n = 40;
+    paired(
+        "write",
+        n,
+        || raw_write(&duty, b"30"),
+        || {
+            black_box(motor.set_duty_cycle_sp(black_box(30)).ok());
+        },
+    );
+    paired(
+        "read",
+        n,
+        || {
+            black_box(raw_read_int(&position));
+        },
+        || {
+            black_box(motor.position().ok());
+        },
+    );
+    paired(
+        "control loop",
+        n / 2,
+        || {
+            let x = raw_read_int(&position);
+            let y = raw_read_int(&speed);
+            black_box(x + y);
+            raw_write(&duty, b"30");
+        },
+        || {
+            let x = motor.position().unwrap_or(0);
+            let y = motor.speed().unwrap_or(0);
+            black_box(x + y);
+            black_box(motor.set_duty_cycle_sp(black_box(30)).ok());
+        },
+    );
+    Ok(())
+}
