@@ -16,6 +16,12 @@
 //! Other programs unplug and plug devices through a control FIFO, whose path
 //! CMD finds in `$EV3SIM_CONTROL` (and `--mount` prints): lines
 //! `unplug PORT` and `plug PORT DRIVER`.
+//!
+//! `--view [ADDR]` serves a live view of the brick in the browser and
+//! `--trace FILE.svg` writes the run's picture and data (see `view.rs`).
+
+#[path = "ev3-sim/view.rs"]
+mod view;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -46,6 +52,15 @@ touch on in1, gyro on in2, color on in3, infrared on in4):
 Every brick has the eight lego-ports, the four brick LEDs, the battery and
 board-info. Needs /dev/fuse and root (or fuse3's fusermount3 for --mount).
 
+PICTURES (the brick then also has its buttons, beeper and screen, in
+$EV3SYSFS_DEV for CMD):
+  --view [ADDR]           serve a live view at ADDR (default 127.0.0.1 and a
+                          free port, printed on start): arena, robot, sensors,
+                          motors, LEDs, screen, tones; its buttons press the
+                          brick's buttons
+  --trace FILE.svg        write the run's picture to FILE.svg and its data
+                          as JSON lines to FILE.jsonl
+
 CONTROL: a FIFO (its path in $EV3SIM_CONTROL for CMD; printed by --mount)
 takes lines `unplug PORT` and `plug PORT DRIVER` from any program.
 ";
@@ -68,6 +83,8 @@ struct Options {
     devices: Vec<(String, String)>,
     empty: bool,
     command: Vec<String>,
+    view: Option<String>,
+    trace: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -84,6 +101,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--mount" => o.mount = Some(PathBuf::from(value("--mount")?)),
             "--over-sys-class" => o.over_sys_class = true,
             "--empty" => o.empty = true,
+            "--view" => {
+                let addr = it.as_slice().first().filter(|a| !a.starts_with('-'));
+                o.view = Some(addr.map_or(view::DEFAULT_ADDR.into(), Clone::clone));
+                if addr.is_some() {
+                    it.next();
+                }
+            }
+            "--trace" => o.trace = Some(PathBuf::from(value("--trace")?)),
             "--device" | "--motor" | "--sensor" => {
                 let spec = value(arg)?;
                 let (port, driver) = spec
@@ -217,22 +242,46 @@ fn block_signals() -> Result<nix::sys::signal::SigSet, String> {
 fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
     let signals = block_signals()?;
     let tree = Arc::new(MockTree::ev3_at(&dir).map_err(|e| e.to_string())?);
-    let control = Control::start(&tree, build(&tree, o)?)?;
-    let sim = Simulator::new(Arc::clone(&tree))
-        .map_err(|e| e.to_string())?
-        .run_realtime();
+    let plugged = build(&tree, o)?;
+    let devices = plugged.iter().map(|(_, d)| d.clone()).collect();
+    let control = Control::start(&tree, plugged)?;
+    let sim = Arc::new(
+        Simulator::new(Arc::clone(&tree))
+            .map_err(|e| e.to_string())?
+            .run_realtime(),
+    );
+    let pictures = pictures(&tree, &sim, devices, o)?;
     println!("ev3-sim: serving a simulated brick at {}", dir.display());
     println!(
         "ev3-sim: EV3SYSFS_ROOT={} ; SIGINT/SIGTERM to stop",
         dir.display()
     );
     println!("ev3-sim: EV3SIM_CONTROL={}", control.path.display());
+    if let Some(p) = &pictures {
+        println!("ev3-sim: EV3SYSFS_DEV={}", p.io.dev_root().display());
+    }
     let signal = signals.wait().map_err(|e| format!("sigwait: {e}"))?;
     log::info!("{signal:?}: unmounting");
+    if let Some(p) = pictures {
+        p.finish("ev3-sim --mount")?;
+    }
     drop(control);
     drop(sim);
     drop(tree);
     Ok(0)
+}
+
+/// The live view and the trace, when asked for.
+fn pictures(
+    tree: &Arc<MockTree>,
+    sim: &Arc<ev3sysfs::mock::RealtimeSim>,
+    devices: Vec<MockDevice>,
+    o: &Options,
+) -> Result<Option<view::Pictures>, String> {
+    if o.view.is_none() && o.trace.is_none() {
+        return Ok(None);
+    }
+    view::Pictures::start(tree, sim, devices, o.view.as_deref(), o.trace.clone()).map(Some)
 }
 
 fn over_sys_class(o: &Options) -> Result<u8, String> {
@@ -240,10 +289,15 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
         return Err("--over-sys-class needs root (a mount namespace and a bind mount)".into());
     }
     let tree = Arc::new(MockTree::ev3().map_err(|e| e.to_string())?);
-    let control = Control::start(&tree, build(&tree, o)?)?;
-    let sim = Simulator::new(Arc::clone(&tree))
-        .map_err(|e| e.to_string())?
-        .run_realtime();
+    let plugged = build(&tree, o)?;
+    let devices = plugged.iter().map(|(_, d)| d.clone()).collect();
+    let control = Control::start(&tree, plugged)?;
+    let sim = Arc::new(
+        Simulator::new(Arc::clone(&tree))
+            .map_err(|e| e.to_string())?
+            .run_realtime(),
+    );
+    let pictures = pictures(&tree, &sim, devices, o)?;
     // util-linux: a private mount namespace, the brick bound over
     // /sys/class, then the command.
     let status = Command::new("unshare")
@@ -253,8 +307,12 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
         .arg(tree.root())
         .args(&o.command)
         .env("EV3SIM_CONTROL", &control.path)
+        .envs(pictures.as_ref().map(|p| ("EV3SYSFS_DEV", p.io.dev_root())))
         .status()
         .map_err(|e| format!("unshare (util-linux) could not run: {e}"))?;
+    if let Some(p) = pictures {
+        p.finish(&view::title(&o.command))?;
+    }
     drop(control);
     drop(sim);
     drop(tree);

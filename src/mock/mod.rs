@@ -49,6 +49,7 @@ mod playground;
 pub mod sim;
 mod spec;
 mod state;
+pub mod view;
 
 use std::collections::VecDeque;
 use std::io;

@@ -1,0 +1,213 @@
+//! The run picture: hand-written SVG text (output only), one decimal per
+//! coordinate so that the same run gives the same bytes.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use super::{Arena, Event, Pose, Shape};
+
+/// Height of the caption under the arena, per line, in mm of the picture.
+const LINE: f64 = 1.0 / 28.0;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The robot's outline at `pose`: a 160 x 120 mm body, and a heading line.
+fn robot(out: &mut String, pose: Pose, height: f64, colour: &str) {
+    let (s, c) = pose.heading.to_radians().sin_cos();
+    let corner = |fx: f64, fy: f64| {
+        let x = pose.x + fx * c - fy * s;
+        let y = pose.y + fx * s + fy * c;
+        format!("{:.1},{:.1}", x, height - y)
+    };
+    let body = [
+        corner(-40.0, -60.0),
+        corner(120.0, -60.0),
+        corner(120.0, 60.0),
+        corner(-40.0, 60.0),
+    ];
+    let _ = writeln!(
+        out,
+        r#"<polygon points="{}" fill="{colour}" fill-opacity="0.35" stroke="{colour}" stroke-width="3"/>"#,
+        body.join(" ")
+    );
+    let _ = writeln!(
+        out,
+        r#"<polyline points="{} {}" stroke="{colour}" stroke-width="5" marker-end="url(#arrow)"/>"#,
+        corner(0.0, 0.0),
+        corner(110.0, 0.0)
+    );
+}
+
+/// SVG of a run: the arena with its mat and walls, the robot's `path`,
+/// where it started and stopped, and numbered `events` listed under the
+/// arena with their times, `title` above.
+pub fn run_picture(
+    arena: &Arena,
+    path: &[(Duration, Pose)],
+    events: &[Event],
+    title: &str,
+) -> String {
+    let (w, h) = (arena.width, arena.height);
+    let font = (w.max(h) / 40.0).max(8.0);
+    let line = (w.max(h) * LINE).max(font * 1.3);
+    let caption = line * (2 + events.len().min(12)) as f64;
+    let top = line * 1.5;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 {:.1} {w:.1} {:.1}" width="800" font-family="DejaVu Sans, sans-serif" font-size="{font:.1}">"#,
+        -top,
+        h + top + caption,
+    );
+    o.push_str(concat!(
+        r#"<defs><marker id="arrow" viewBox="0 0 10 10" refX="5" refY="5" markerWidth="4" markerHeight="4" orient="auto">"#,
+        r#"<path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>"#,
+        "\n"
+    ));
+    let _ = writeln!(
+        o,
+        r#"<text x="0" y="{:.1}" font-weight="bold">{}</text>"#,
+        -top / 3.0,
+        esc(title)
+    );
+    let _ = writeln!(
+        o,
+        r##"<rect x="0" y="0" width="{w:.1}" height="{h:.1}" fill="{}" stroke="#555" stroke-width="4"/>"##,
+        arena.floor
+    );
+    for shape in &arena.shapes {
+        shape_svg(&mut o, shape, h);
+    }
+    if let (Some((t0, first)), Some((_, last))) = (path.first(), path.last()) {
+        // When it last moved (by more than half a millimetre or degree).
+        let still = path
+            .iter()
+            .rev()
+            .take_while(|(_, p)| {
+                (p.x - last.x).hypot(p.y - last.y) < 0.5 && (p.heading - last.heading).abs() < 0.5
+            })
+            .last()
+            .map_or(Duration::ZERO, |(t, _)| *t);
+        let points: Vec<String> = path
+            .iter()
+            .map(|(_, p)| format!("{:.1},{:.1}", p.x, h - p.y))
+            .collect();
+        let _ = writeln!(
+            o,
+            r##"<polyline points="{}" fill="none" stroke="#1f6fd1" stroke-width="6" stroke-linejoin="round"/>"##,
+            points.join(" ")
+        );
+        let _ = writeln!(
+            o,
+            r##"<circle cx="{:.1}" cy="{:.1}" r="{:.1}" fill="#2a9d3a"/>"##,
+            first.x,
+            h - first.y,
+            font / 2.0
+        );
+        robot(&mut o, *last, h, "#1f3f8f");
+        let _ = writeln!(
+            o,
+            r#"<text x="{:.1}" y="{:.1}">start {:.1} s</text>"#,
+            first.x,
+            h - first.y + font * 1.6,
+            t0.as_secs_f64()
+        );
+        let _ = writeln!(
+            o,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">stopped {:.1} s</text>"#,
+            last.x,
+            h - last.y - 70.0 - font,
+            still.as_secs_f64()
+        );
+    }
+    for (i, e) in events.iter().enumerate().take(12) {
+        if let Some(p) = e.at {
+            let _ = writeln!(
+                o,
+                r##"<circle cx="{:.1}" cy="{:.1}" r="{:.1}" fill="#d1361f" fill-opacity="0.8"/><text x="{:.1}" y="{:.1}" fill="#fff" text-anchor="middle" font-size="{:.1}">{}</text>"##,
+                p.x,
+                h - p.y,
+                font * 0.7,
+                p.x,
+                h - p.y + font * 0.3,
+                font * 0.8,
+                i + 1
+            );
+        }
+        let _ = writeln!(
+            o,
+            r#"<text x="0" y="{:.1}">{}. {:.3} s: {}</text>"#,
+            h + line * (i + 2) as f64,
+            i + 1,
+            e.time.as_secs_f64(),
+            esc(&e.what)
+        );
+    }
+    if events.len() > 12 {
+        let _ = writeln!(
+            o,
+            r#"<text x="0" y="{:.1}">... and {} more events (see the JSON lines)</text>"#,
+            h + line * 14.0,
+            events.len() - 12
+        );
+    }
+    o.push_str("</svg>\n");
+    o
+}
+
+fn shape_svg(o: &mut String, shape: &Shape, h: f64) {
+    match shape {
+        Shape::Area { from, to, colour } => {
+            let _ = writeln!(
+                o,
+                r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{colour}"/>"#,
+                from.0.min(to.0),
+                h - from.1.max(to.1),
+                (to.0 - from.0).abs(),
+                (to.1 - from.1).abs()
+            );
+        }
+        Shape::Disc {
+            centre,
+            radius,
+            colour,
+        } => {
+            let _ = writeln!(
+                o,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="{radius:.1}" fill="{colour}"/>"#,
+                centre.0,
+                h - centre.1
+            );
+        }
+        Shape::Line {
+            points,
+            width,
+            colour,
+        } => {
+            let points: Vec<String> = points
+                .iter()
+                .map(|(x, y)| format!("{x:.1},{:.1}", h - y))
+                .collect();
+            let _ = writeln!(
+                o,
+                r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="{width:.1}" stroke-linejoin="round"/>"#,
+                points.join(" ")
+            );
+        }
+        Shape::Wall { from, to } => {
+            let _ = writeln!(
+                o,
+                r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#8a4b20" stroke-width="16" stroke-linecap="round"/>"##,
+                from.0,
+                h - from.1,
+                to.0,
+                h - to.1
+            );
+        }
+    }
+}
