@@ -1,0 +1,146 @@
+//! `--view [ADDR]` and `--trace FILE.svg`: the live view in a browser and
+//! the picture of the run (`ev3sysfs_sim::view`).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use ev3sysfs::screen::Geometry;
+use ev3sysfs_sim::view::{Arena, LiveView, Look, Odometry, Scene, Snapshot, Trace, ViewTarget};
+use ev3sysfs_sim::{MockDevice, MockTree, RealtimeSim, SimulatedIo};
+
+/// The default address of `--view`: a free port on the loopback.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:0";
+
+/// How often `--trace` takes a sample (simulated time as the simulator
+/// counts it).
+const SAMPLE: Duration = Duration::from_millis(20);
+
+/// A table without a robot: what is shown when no robot is found.
+struct Table(Arena);
+
+impl Scene for Table {
+    fn arena(&self) -> Arena {
+        self.0.clone()
+    }
+    fn look(&mut self, _: &Snapshot) -> Look {
+        Look::default()
+    }
+}
+
+/// The world around the brick: a robot on its first two large motors, or
+/// an empty table. (A simulated world supplies its own scene.)
+fn scene(tree: &MockTree) -> Box<dyn Scene> {
+    let brick = Snapshot::take(tree, None, Duration::ZERO, false);
+    match Odometry::guess(&brick) {
+        Some(odometry) => Box::new(odometry),
+        None => Box::new(Table(Arena::table(2000.0, 1200.0))),
+    }
+}
+
+/// The live view and the trace of one run; the trace is written on
+/// [`Pictures::finish`].
+pub struct Pictures {
+    view: Option<LiveView>,
+    trace: Option<(PathBuf, JoinHandle<Trace>)>,
+    stop: Arc<AtomicBool>,
+    /// The brick's buttons, beeper and screen (`$EV3SYSFS_DEV`).
+    pub io: Arc<SimulatedIo>,
+}
+
+impl Pictures {
+    /// Gives the brick its buttons, beeper and screen, then starts the
+    /// live view at `view` and the trace for `trace`, as asked.
+    pub fn start(
+        tree: &Arc<MockTree>,
+        sim: &Arc<RealtimeSim>,
+        devices: Vec<MockDevice>,
+        view: Option<&str>,
+        trace: Option<PathBuf>,
+    ) -> Result<Pictures, String> {
+        let io = Arc::new(
+            tree.add_brick_io(Geometry::EV3_MONO)
+                .map_err(|e| format!("buttons, beeper and screen: {e}"))?,
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let view = match view {
+            Some(addr) => {
+                let target = ViewTarget {
+                    tree: Arc::clone(tree),
+                    io: Some(Arc::clone(&io)),
+                    sim: Some(Arc::clone(sim)),
+                    devices,
+                    scene: scene(tree),
+                };
+                let view = LiveView::start(addr, target).map_err(|e| e.to_string())?;
+                println!("ev3-sim: live view at {}", view.url());
+                Some(view)
+            }
+            None => None,
+        };
+        let trace = trace.map(|path| {
+            let (tree, sim, io, stop) = (tree.clone(), sim.clone(), io.clone(), stop.clone());
+            let thread = std::thread::spawn(move || {
+                let mut trace = Trace::new(scene(&tree));
+                let mut next = Duration::ZERO;
+                loop {
+                    let done = stop.load(Ordering::Relaxed);
+                    let now = sim.with(|s| s.time());
+                    if now >= next || done {
+                        trace.record(&tree, Some(&io), now);
+                        next = now + SAMPLE;
+                    }
+                    if done {
+                        return trace;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            });
+            (path, thread)
+        });
+        std::io::Write::flush(&mut std::io::stdout()).ok();
+        Ok(Pictures {
+            view,
+            trace,
+            stop,
+            io,
+        })
+    }
+
+    /// Stops the view and writes the trace (`FILE.svg` and `FILE.jsonl`).
+    pub fn finish(mut self, title: &str) -> Result<(), String> {
+        self.stop.store(true, Ordering::Relaxed);
+        drop(self.view.take());
+        if let Some((path, thread)) = self.trace.take() {
+            let trace = thread.join().map_err(|_| "the trace's thread panicked")?;
+            let lines = trace.save(&path, title).map_err(|e| e.to_string())?;
+            println!(
+                "ev3-sim: trace in {} and {} ({} events)",
+                path.display(),
+                lines.display(),
+                trace.events().len()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The picture's title for a run of `command`: the program's file name and
+/// its arguments, at most 60 characters.
+pub fn title(command: &[String]) -> String {
+    let mut words = command.iter().map(String::as_str);
+    let program = words.next().unwrap_or("");
+    let name = std::path::Path::new(program)
+        .file_name()
+        .map_or(program.into(), |n| n.to_string_lossy());
+    let mut title = std::iter::once(name.as_ref())
+        .chain(words)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if title.chars().count() > 60 {
+        title = title.chars().take(59).collect::<String>() + "…";
+    }
+    format!("ev3-sim: {title}")
+}
