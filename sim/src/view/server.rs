@@ -144,15 +144,6 @@ impl Drop for LiveView {
     }
 }
 
-/// Simulated time of the target (wall time since `start` without a
-/// simulator).
-fn time_of(target: &ViewTarget, start: Instant) -> Duration {
-    match &target.sim {
-        Some(sim) => sim.with(|s| s.time()),
-        None => start.elapsed(),
-    }
-}
-
 /// The frames thread: a snapshot every [`FRAME`], rendered once.
 fn frames(stop: &AtomicBool, latest: &Mutex<Latest>, target: &Mutex<ViewTarget>) {
     let start = Instant::now();
@@ -162,8 +153,11 @@ fn frames(stop: &AtomicBool, latest: &Mutex<Latest>, target: &Mutex<ViewTarget>)
     while !stop.load(Ordering::Relaxed) {
         let frame = {
             let mut t = target.lock().unwrap_or_else(|p| p.into_inner());
-            let time = time_of(&t, start);
-            let mut snap = Snapshot::take(&t.tree, t.io.as_deref(), time, true);
+            let io = t.io.as_deref();
+            let mut snap = match &t.sim {
+                Some(sim) => sim.with(|s| Snapshot::of(s, io, true)),
+                None => Snapshot::take(&t.tree, io, start.elapsed(), true),
+            };
             snap.look = t.scene.look(&snap);
             snap
         };

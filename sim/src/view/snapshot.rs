@@ -7,7 +7,7 @@ use super::json::{key, number, string};
 use super::{Look, Sight};
 use crate::buttons::{Button, ButtonSet};
 use crate::kobject::Model;
-use crate::{fs, MockTree, SimulatedIo};
+use crate::{fs, MockTree, SimulatedIo, Simulator};
 
 /// A tacho (or DC) motor as the brick shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +67,9 @@ pub struct Snapshot {
     pub tone: u32,
     /// The framebuffer's bytes, when taken with the screen.
     pub screen: Option<Vec<u8>>,
+    /// The robot's pose as the simulated world has it (when it has a
+    /// robot): what a world's [`super::Scene`] shows.
+    pub world_pose: Option<super::Pose>,
     /// The robot and sensors' sights (filled by a [`super::Scene`]).
     pub look: Look,
 }
@@ -140,6 +143,14 @@ impl Snapshot {
                 s.screen = Some(io.framebuffer());
             }
         }
+        s
+    }
+
+    /// The state of `sim`'s brick (and of `io`) now, in its simulated time,
+    /// with the world's robot; the framebuffer's bytes with `screen`.
+    pub fn of(sim: &Simulator, io: Option<&SimulatedIo>, screen: bool) -> Snapshot {
+        let mut s = Snapshot::take(sim.tree(), io, sim.time(), screen);
+        s.world_pose = super::world_pose(sim);
         s
     }
 

@@ -118,11 +118,10 @@ impl Trace {
         every: Duration,
     ) -> Result<()> {
         let end = sim.time() + duration;
-        let tree = std::sync::Arc::clone(sim.tree());
-        self.record(&tree, io, sim.time());
+        self.push(Snapshot::of(sim, io, false));
         while sim.time() < end {
             sim.step(every.min(end - sim.time()))?;
-            self.record(&tree, io, sim.time());
+            self.push(Snapshot::of(sim, io, false));
         }
         Ok(())
     }

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use ev3sysfs::screen::Geometry;
-use ev3sysfs_sim::view::{Arena, LiveView, Look, Odometry, Scene, Snapshot, Trace, ViewTarget};
+use ev3sysfs_sim::view::{self, LiveView, Snapshot, Trace, ViewTarget};
 use ev3sysfs_sim::{MockDevice, MockTree, RealtimeSim, SimulatedIo};
 
 /// The default address of `--view`: a free port on the loopback.
@@ -17,28 +17,6 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:0";
 /// How often `--trace` takes a sample (simulated time as the simulator
 /// counts it).
 const SAMPLE: Duration = Duration::from_millis(20);
-
-/// A table without a robot: what is shown when no robot is found.
-struct Table(Arena);
-
-impl Scene for Table {
-    fn arena(&self) -> Arena {
-        self.0.clone()
-    }
-    fn look(&mut self, _: &Snapshot) -> Look {
-        Look::default()
-    }
-}
-
-/// The world around the brick: a robot on its first two large motors, or
-/// an empty table. (A simulated world supplies its own scene.)
-fn scene(tree: &MockTree) -> Box<dyn Scene> {
-    let brick = Snapshot::take(tree, None, Duration::ZERO, false);
-    match Odometry::guess(&brick) {
-        Some(odometry) => Box::new(odometry),
-        None => Box::new(Table(Arena::table(2000.0, 1200.0))),
-    }
-}
 
 /// The live view and the trace of one run; the trace is written on
 /// [`Pictures::finish`].
@@ -72,7 +50,7 @@ impl Pictures {
                     io: Some(Arc::clone(&io)),
                     sim: Some(Arc::clone(sim)),
                     devices,
-                    scene: scene(tree),
+                    scene: sim.with(|s| view::scene_of(s)),
                 };
                 let view = LiveView::start(addr, target).map_err(|e| e.to_string())?;
                 println!("ev3-sim: live view at {}", view.url());
@@ -81,16 +59,16 @@ impl Pictures {
             None => None,
         };
         let trace = trace.map(|path| {
-            let (tree, sim, io, stop) = (tree.clone(), sim.clone(), io.clone(), stop.clone());
+            let (sim, io, stop) = (sim.clone(), io.clone(), stop.clone());
             let thread = std::thread::spawn(move || {
-                let mut trace = Trace::new(scene(&tree));
+                let mut trace = Trace::new(sim.with(|s| view::scene_of(s)));
                 let mut next = Duration::ZERO;
                 loop {
                     let done = stop.load(Ordering::Relaxed);
-                    let now = sim.with(|s| s.time());
-                    if now >= next || done {
-                        trace.record(&tree, Some(&io), now);
-                        next = now + SAMPLE;
+                    if sim.with(|s| s.time()) >= next || done {
+                        let snapshot = sim.with(|s| Snapshot::of(s, Some(&io), false));
+                        next = snapshot.time + SAMPLE;
+                        trace.push(snapshot);
                     }
                     if done {
                         return trace;
