@@ -72,6 +72,13 @@ pub enum Shape {
         /// Its colour.
         colour: Rgb,
     },
+    /// An obstacle the robot cannot pass (axis-aligned rectangle).
+    Block {
+        /// Lower-left corner.
+        from: Point,
+        /// Upper-right corner.
+        to: Point,
+    },
     /// A wall or obstacle side the robot cannot pass.
     Wall {
         /// One end.

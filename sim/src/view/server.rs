@@ -382,6 +382,11 @@ fn shape_json(o: &mut String, shape: &Shape) {
             key(o, "colour", false);
             string(o, &colour.to_string());
         }
+        Shape::Block { from, to } => {
+            string(o, "block");
+            key(o, "points", false);
+            points(o, &[*from, *to]);
+        }
         Shape::Wall { from, to } => {
             string(o, "wall");
             key(o, "points", false);

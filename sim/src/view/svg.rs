@@ -199,6 +199,16 @@ fn shape_svg(o: &mut String, shape: &Shape, h: f64) {
                 points.join(" ")
             );
         }
+        Shape::Block { from, to } => {
+            let _ = writeln!(
+                o,
+                r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#8a4b20" stroke="#5a2f10" stroke-width="4"/>"##,
+                from.0.min(to.0),
+                h - from.1.max(to.1),
+                (to.0 - from.0).abs(),
+                (to.1 - from.1).abs()
+            );
+        }
         Shape::Wall { from, to } => {
             let _ = writeln!(
                 o,
