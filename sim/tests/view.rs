@@ -369,3 +369,94 @@ fn the_probe_plots_its_histograms() {
         assert!(svg.contains(row), "{row} in {svg}");
     }
 }
+
+/// One HTTP/1.1 request to `url`'s server (`Connection: close`): the
+/// status code and the body.
+fn http(url: &str, method: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let host = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let status = reply[9..12].parse().unwrap();
+    let body = reply.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, body.to_owned())
+}
+
+#[test]
+fn the_view_serves_the_page_the_state_and_the_buttons() {
+    use ev3sysfs::buttons::Button;
+    use ev3sysfs::screen::Geometry;
+    use ev3sysfs_sim::view::{LiveView, Table, ViewTarget};
+    let Some(tree) = common::ev3_brick() else {
+        return;
+    };
+    let tree = Arc::new(tree);
+    let touch = tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();
+    let io = Arc::new(tree.add_brick_io(Geometry::EV3_MONO).unwrap());
+    let view = LiveView::start(
+        "127.0.0.1:0",
+        ViewTarget {
+            tree: Arc::clone(&tree),
+            io: Some(Arc::clone(&io)),
+            sim: None,
+            devices: vec![touch.clone()],
+            scene: Box::new(Table(Arena::table(1000.0, 800.0))),
+        },
+    )
+    .unwrap();
+    let url = view.url().to_owned();
+    let (status, page) = http(&url, "GET", "/");
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("<canvas id=\"arena\"") && !page.contains("http://"),
+        "self-contained"
+    );
+    let (_, arena) = http(&url, "GET", "/arena");
+    assert!(
+        arena.starts_with(r#"{"width":1000.0,"height":800.0"#),
+        "{arena}"
+    );
+    assert!(arena.contains(r#""screen":{"width":178,"height":128,"bpp":1,"stride":24}"#));
+    std::thread::sleep(Duration::from_millis(100));
+    let (_, state) = http(&url, "GET", "/state");
+    assert!(
+        state.contains(r#""port":"in1","driver":"lego-ev3-touch""#),
+        "{state}"
+    );
+    let (_, screen) = http(&url, "GET", "/screen");
+    assert_eq!(screen.len(), 24 * 128, "the framebuffer's bytes");
+
+    assert_eq!(http(&url, "POST", "/press/enter").0, 200);
+    assert!(io.pressed().contains(Button::Enter));
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(http(&url, "GET", "/state")
+        .1
+        .contains(r#""buttons":["enter"]"#));
+    assert_eq!(http(&url, "POST", "/release/enter").0, 200);
+    assert!(!io.pressed().contains(Button::Enter));
+    assert_eq!(http(&url, "POST", "/touch/in1/1").0, 200);
+    assert_eq!(touch.read_int("value0").unwrap(), 1);
+    assert_eq!(http(&url, "POST", "/press/nosuch").0, 400);
+    assert_eq!(http(&url, "POST", "/block/outA/1").0, 400, "nothing there");
+    assert_eq!(http(&url, "GET", "/nothing").0, 404);
+    drop(view);
+    // tiny_http's accept thread ends just after the drop.
+    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::net::TcpStream::connect(addr).is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "the server is gone with the view"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
