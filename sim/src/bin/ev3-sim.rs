@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::{Arc, Weak};
 
-use ev3sysfs_sim::{MockDevice, MockTree, Simulator};
+use ev3sysfs_sim::{MockDevice, MockTree, Simulator, WorldSpec};
 
 const USAGE: &str = "\
 ev3-sim: a simulated EV3 brick (FUSE) for any program
@@ -48,6 +48,10 @@ touch on in1, gyro on in2, color on in3, infrared on in4):
   --motor PORT:DRIVER     the same, as --device
   --sensor PORT:DRIVER    the same, as --device
   --empty                 plug nothing
+  --world NAME|FILE       a simulated world: a robot in an arena whose
+                          sensors see what its motors do; plugs the world's
+                          devices. Built in: bumper, line, sorter, arm,
+                          empty; or a world file (TOML, see the README)
 
 Every brick has the eight lego-ports, the four brick LEDs, the battery and
 board-info. Needs /dev/fuse and root (or fuse3's fusermount3 for --mount).
@@ -82,6 +86,7 @@ struct Options {
     over_sys_class: bool,
     devices: Vec<(String, String)>,
     empty: bool,
+    world: Option<String>,
     command: Vec<String>,
     view: Option<String>,
     trace: Option<PathBuf>,
@@ -109,6 +114,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 }
             }
             "--trace" => o.trace = Some(PathBuf::from(value("--trace")?)),
+            "--world" => o.world = Some(value("--world")?),
             "--device" | "--motor" | "--sensor" => {
                 let spec = value(arg)?;
                 let (port, driver) = spec
@@ -131,6 +137,24 @@ fn parse(args: &[String]) -> Result<Options, String> {
         }
         _ => Ok(o),
     }
+}
+
+/// The simulator of `tree` with the devices of `o` plugged in (a world's
+/// when `--world` is given), and the devices by port.
+fn simulate(
+    tree: &Arc<MockTree>,
+    o: &Options,
+) -> Result<(Simulator, Vec<(String, MockDevice)>), String> {
+    let mut sim = Simulator::new(Arc::clone(tree)).map_err(|e| e.to_string())?;
+    let plugged = match &o.world {
+        Some(world) => {
+            let spec = WorldSpec::load(world).map_err(|e| e.to_string())?;
+            log::info!("world {}: {}", spec.name(), spec.about());
+            sim.add_world(&spec).map_err(|e| e.to_string())?
+        }
+        None => build(tree, o)?,
+    };
+    Ok((sim, plugged))
 }
 
 /// Plugs the devices of `o`; returns them by port.
@@ -242,14 +266,10 @@ fn block_signals() -> Result<nix::sys::signal::SigSet, String> {
 fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
     let signals = block_signals()?;
     let tree = Arc::new(MockTree::ev3_at(&dir).map_err(|e| e.to_string())?);
-    let plugged = build(&tree, o)?;
+    let (sim, plugged) = simulate(&tree, o)?;
     let devices = plugged.iter().map(|(_, d)| d.clone()).collect();
     let control = Control::start(&tree, plugged)?;
-    let sim = Arc::new(
-        Simulator::new(Arc::clone(&tree))
-            .map_err(|e| e.to_string())?
-            .run_realtime(),
-    );
+    let sim = Arc::new(sim.run_realtime());
     let pictures = pictures(&tree, &sim, devices, o)?;
     println!("ev3-sim: serving a simulated brick at {}", dir.display());
     println!(
@@ -262,6 +282,7 @@ fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
     }
     let signal = signals.wait().map_err(|e| format!("sigwait: {e}"))?;
     log::info!("{signal:?}: unmounting");
+    report(&sim);
     if let Some(p) = pictures {
         p.finish("ev3-sim --mount")?;
     }
@@ -284,19 +305,22 @@ fn pictures(
     view::Pictures::start(tree, sim, devices, o.view.as_deref(), o.trace.clone()).map(Some)
 }
 
+/// Says what happened in the world, if there is one.
+fn report(sim: &ev3sysfs_sim::RealtimeSim) {
+    if let Some(report) = sim.with(|s| s.world().map(|w| w.report())) {
+        eprintln!("ev3-sim: {report}");
+    }
+}
+
 fn over_sys_class(o: &Options) -> Result<u8, String> {
     if !nix::unistd::geteuid().is_root() {
         return Err("--over-sys-class needs root (a mount namespace and a bind mount)".into());
     }
     let tree = Arc::new(MockTree::ev3().map_err(|e| e.to_string())?);
-    let plugged = build(&tree, o)?;
+    let (sim, plugged) = simulate(&tree, o)?;
     let devices = plugged.iter().map(|(_, d)| d.clone()).collect();
     let control = Control::start(&tree, plugged)?;
-    let sim = Arc::new(
-        Simulator::new(Arc::clone(&tree))
-            .map_err(|e| e.to_string())?
-            .run_realtime(),
-    );
+    let sim = Arc::new(sim.run_realtime());
     let pictures = pictures(&tree, &sim, devices, o)?;
     // util-linux: a private mount namespace, the brick bound over
     // /sys/class, then the command.
@@ -310,8 +334,9 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
         .envs(pictures.as_ref().map(|p| ("EV3SYSFS_DEV", p.io.dev_root())))
         .status()
         .map_err(|e| format!("unshare (util-linux) could not run: {e}"))?;
+    report(&sim);
     if let Some(p) = pictures {
-        p.finish(&view::title(&o.command))?;
+        p.finish(&view::title(o.world.as_deref(), &o.command))?;
     }
     drop(control);
     drop(sim);

@@ -18,6 +18,7 @@ mod odometry;
 mod snapshot;
 mod svg;
 mod trace;
+mod world_scene;
 
 mod server;
 
@@ -25,6 +26,7 @@ pub use odometry::Odometry;
 pub use snapshot::{LedLight, MotorState, SensorState, Snapshot};
 pub use svg::run_picture;
 pub use trace::{Event, Trace};
+pub use world_scene::WorldScene;
 
 pub use server::{LiveView, ViewTarget};
 
@@ -162,6 +164,8 @@ pub enum Sight {
 pub struct Look {
     /// The robot's pose, when the world has a robot.
     pub pose: Option<Pose>,
+    /// The robot's footprint (corners in the arena), when known.
+    pub outline: Vec<Point>,
     /// What the sensors look at.
     pub sights: Vec<Sight>,
 }
@@ -177,11 +181,6 @@ pub trait Scene: Send {
     fn look(&mut self, brick: &Snapshot) -> Look;
 }
 
-/// The robot's pose in `sim`'s world, when it has one.
-fn world_pose(_sim: &crate::Simulator) -> Option<Pose> {
-    None
-}
-
 /// An empty table and no robot: the scene when nothing better is known.
 #[derive(Debug, Clone)]
 pub struct Table(pub Arena);
@@ -195,9 +194,12 @@ impl Scene for Table {
     }
 }
 
-/// The scene of `sim`: its world's, or a robot placed by [`Odometry`] on its
-/// first two large motors, or an empty [`Table`].
+/// The scene of `sim`: its world's ([`WorldScene`]), or a robot placed by
+/// [`Odometry`] on its first two large motors, or an empty [`Table`].
 pub fn scene_of(sim: &crate::Simulator) -> Box<dyn Scene> {
+    if let Some(world) = sim.world() {
+        return Box::new(WorldScene::new(world.spec()));
+    }
     let brick = Snapshot::take(sim.tree(), None, sim.time(), false);
     match Odometry::guess(&brick) {
         Some(odometry) => Box::new(odometry),

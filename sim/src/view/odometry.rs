@@ -89,7 +89,7 @@ impl Scene for Odometry {
         }
         Look {
             pose: Some(self.pose),
-            sights: Vec::new(),
+            ..Look::default()
         }
     }
 }

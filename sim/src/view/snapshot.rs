@@ -67,9 +67,9 @@ pub struct Snapshot {
     pub tone: u32,
     /// The framebuffer's bytes, when taken with the screen.
     pub screen: Option<Vec<u8>>,
-    /// The robot's pose as the simulated world has it (when it has a
-    /// robot): what a world's [`super::Scene`] shows.
-    pub world_pose: Option<super::Pose>,
+    /// The robot as the simulated world has it (when it has a robot): its
+    /// pose and footprint, what a [`super::WorldScene`] shows.
+    pub robot: Option<(super::Pose, Vec<super::Point>)>,
     /// The robot and sensors' sights (filled by a [`super::Scene`]).
     pub look: Look,
 }
@@ -150,7 +150,7 @@ impl Snapshot {
     /// with the world's robot; the framebuffer's bytes with `screen`.
     pub fn of(sim: &Simulator, io: Option<&SimulatedIo>, screen: bool) -> Snapshot {
         let mut s = Snapshot::take(sim.tree(), io, sim.time(), screen);
-        s.world_pose = super::world_pose(sim);
+        s.robot = super::world_scene::robot(sim);
         s
     }
 
@@ -228,6 +228,21 @@ impl Snapshot {
             .collect();
         let _ = write!(o, "[{}]", buttons.join(","));
         let _ = write!(o, ",\"tone\":{},\"tones\":{}", self.tone, self.tones);
+        if !self.look.outline.is_empty() {
+            key(&mut o, "outline", false);
+            o.push('[');
+            for (i, p) in self.look.outline.iter().enumerate() {
+                if i > 0 {
+                    o.push(',');
+                }
+                o.push('[');
+                number(&mut o, p.0);
+                o.push(',');
+                number(&mut o, p.1);
+                o.push(']');
+            }
+            o.push(']');
+        }
         key(&mut o, "sights", false);
         o.push('[');
         for (i, sight) in self.look.sights.iter().enumerate() {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::{Arena, Event, Pose, Shape};
+use super::{Arena, Event, Point, Pose, Shape};
 
 /// Height of the caption under the arena, per line, in mm of the picture.
 const LINE: f64 = 1.0 / 28.0;
@@ -16,20 +16,28 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The robot's outline at `pose`: a 160 x 120 mm body, and a heading line.
-fn robot(out: &mut String, pose: Pose, height: f64, colour: &str) {
+/// The robot at `pose`: its `outline` (a 160 x 120 mm body when empty) and
+/// a heading line.
+fn robot(out: &mut String, pose: Pose, outline: &[Point], height: f64, colour: &str) {
     let (s, c) = pose.heading.to_radians().sin_cos();
     let corner = |fx: f64, fy: f64| {
         let x = pose.x + fx * c - fy * s;
         let y = pose.y + fx * s + fy * c;
         format!("{:.1},{:.1}", x, height - y)
     };
-    let body = [
-        corner(-40.0, -60.0),
-        corner(120.0, -60.0),
-        corner(120.0, 60.0),
-        corner(-40.0, 60.0),
-    ];
+    let body: Vec<String> = if outline.is_empty() {
+        vec![
+            corner(-40.0, -60.0),
+            corner(120.0, -60.0),
+            corner(120.0, 60.0),
+            corner(-40.0, 60.0),
+        ]
+    } else {
+        outline
+            .iter()
+            .map(|(x, y)| format!("{x:.1},{:.1}", height - y))
+            .collect()
+    };
     let _ = writeln!(
         out,
         r#"<polygon points="{}" fill="{colour}" fill-opacity="0.35" stroke="{colour}" stroke-width="3"/>"#,
@@ -44,25 +52,37 @@ fn robot(out: &mut String, pose: Pose, height: f64, colour: &str) {
 }
 
 /// SVG of a run: the arena with its mat and walls, the robot's `path`,
-/// where it started and stopped, and numbered `events` listed under the
-/// arena with their times, `title` above.
+/// where it started and stopped (its `outline` there, when known), and
+/// numbered `events` listed under the arena with their times, `title` above.
 pub fn run_picture(
     arena: &Arena,
     path: &[(Duration, Pose)],
+    outline: &[Point],
     events: &[Event],
     title: &str,
 ) -> String {
-    let (w, h) = (arena.width, arena.height);
-    let font = (w.max(h) / 40.0).max(8.0);
-    let line = (w.max(h) * LINE).max(font * 1.3);
+    let (w, ah) = (arena.width, arena.height);
+    // What is drawn: the table, and a margin round it when something
+    // sticks out of it (walls round the arena: clipped to the margin).
+    let outside = arena
+        .shapes
+        .iter()
+        .flat_map(shape_points)
+        .any(|(x, y)| x < 0.0 || y < 0.0 || x > w || y > ah);
+    let margin = if outside { w.max(ah) * 0.03 } else { 0.0 };
+    let (left, bottom, right, h) = (-margin, -margin, w + margin, ah + margin);
+    let span = h - bottom;
+    let font = (w.max(ah) / 40.0).max(8.0);
+    let line = (w.max(ah) * LINE).max(font * 1.3);
     let caption = line * (2 + events.len().min(12)) as f64;
     let top = line * 1.5;
     let mut o = String::new();
     let _ = writeln!(
         o,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 {:.1} {w:.1} {:.1}" width="800" font-family="DejaVu Sans, sans-serif" font-size="{font:.1}">"#,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="{left:.1} {:.1} {:.1} {:.1}" width="800" font-family="DejaVu Sans, sans-serif" font-size="{font:.1}">"#,
         -top,
-        h + top + caption,
+        right - left,
+        span + top + caption,
     );
     o.push_str(concat!(
         r#"<defs><marker id="arrow" viewBox="0 0 10 10" refX="5" refY="5" markerWidth="4" markerHeight="4" orient="auto">"#,
@@ -71,18 +91,25 @@ pub fn run_picture(
     ));
     let _ = writeln!(
         o,
-        r#"<text x="0" y="{:.1}" font-weight="bold">{}</text>"#,
+        r#"<text x="{left:.1}" y="{:.1}" font-weight="bold">{}</text>"#,
         -top / 3.0,
         esc(title)
     );
     let _ = writeln!(
         o,
-        r##"<rect x="0" y="0" width="{w:.1}" height="{h:.1}" fill="{}" stroke="#555" stroke-width="4"/>"##,
+        r##"<rect x="0" y="{:.1}" width="{w:.1}" height="{ah:.1}" fill="{}" stroke="#555" stroke-width="4"/>"##,
+        h - ah,
         arena.floor
+    );
+    let _ = writeln!(
+        o,
+        r#"<clipPath id="table"><rect x="{left:.1}" y="0" width="{:.1}" height="{span:.1}"/></clipPath><g clip-path="url(#table)">"#,
+        right - left
     );
     for shape in &arena.shapes {
         shape_svg(&mut o, shape, h);
     }
+    o.push_str("</g>\n");
     if let (Some((t0, first)), Some((_, last))) = (path.first(), path.last()) {
         // When it last moved (by more than half a millimetre or degree).
         let still = path
@@ -109,7 +136,7 @@ pub fn run_picture(
             h - first.y,
             font / 2.0
         );
-        robot(&mut o, *last, h, "#1f3f8f");
+        robot(&mut o, *last, outline, h, "#1f3f8f");
         let _ = writeln!(
             o,
             r#"<text x="{:.1}" y="{:.1}">start {:.1} s</text>"#,
@@ -141,8 +168,8 @@ pub fn run_picture(
         }
         let _ = writeln!(
             o,
-            r#"<text x="0" y="{:.1}">{}. {:.3} s: {}</text>"#,
-            h + line * (i + 2) as f64,
+            r#"<text x="{left:.1}" y="{:.1}">{}. {:.3} s: {}</text>"#,
+            span + line * (i + 2) as f64,
             i + 1,
             e.time.as_secs_f64(),
             esc(&e.what)
@@ -151,13 +178,27 @@ pub fn run_picture(
     if events.len() > 12 {
         let _ = writeln!(
             o,
-            r#"<text x="0" y="{:.1}">... and {} more events (see the JSON lines)</text>"#,
-            h + line * 14.0,
+            r#"<text x="{left:.1}" y="{:.1}">... and {} more events (see the JSON lines)</text>"#,
+            span + line * 14.0,
             events.len() - 12
         );
     }
     o.push_str("</svg>\n");
     o
+}
+
+/// The points that bound `shape`.
+fn shape_points(shape: &Shape) -> Vec<Point> {
+    match shape {
+        Shape::Area { from, to, .. } | Shape::Block { from, to } | Shape::Wall { from, to } => {
+            vec![*from, *to]
+        }
+        Shape::Disc { centre, radius, .. } => vec![
+            (centre.0 - radius, centre.1 - radius),
+            (centre.0 + radius, centre.1 + radius),
+        ],
+        Shape::Line { points, .. } => points.clone(),
+    }
 }
 
 fn shape_svg(o: &mut String, shape: &Shape, h: f64) {

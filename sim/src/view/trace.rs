@@ -181,7 +181,8 @@ impl Trace {
     /// The run's picture: the arena, the robot's path, where it stopped and
     /// the events, with `title` above.
     pub fn svg(&self, title: &str) -> String {
-        svg::run_picture(&self.arena, &self.path, &self.events, title)
+        let outline = self.last.as_ref().map_or(&[][..], |s| &s.look.outline[..]);
+        svg::run_picture(&self.arena, &self.path, outline, &self.events, title)
     }
 
     /// The events as JSON lines (`{"t":ms,"what":...}`).

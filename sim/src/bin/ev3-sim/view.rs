@@ -105,9 +105,9 @@ impl Pictures {
     }
 }
 
-/// The picture's title for a run of `command`: the program's file name and
-/// its arguments, at most 60 characters.
-pub fn title(command: &[String]) -> String {
+/// The picture's title for a run of `command` (in `world`): the program's
+/// file name and its arguments, at most 60 characters.
+pub fn title(world: Option<&str>, command: &[String]) -> String {
     let mut words = command.iter().map(String::as_str);
     let program = words.next().unwrap_or("");
     let name = std::path::Path::new(program)
@@ -120,5 +120,8 @@ pub fn title(command: &[String]) -> String {
     if title.chars().count() > 60 {
         title = title.chars().take(59).collect::<String>() + "…";
     }
-    format!("ev3-sim: {title}")
+    match world {
+        Some(world) => format!("ev3-sim --world {world}: {title}"),
+        None => format!("ev3-sim: {title}"),
+    }
 }
