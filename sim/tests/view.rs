@@ -460,3 +460,69 @@ fn the_view_serves_the_page_the_state_and_the_buttons() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The bumper world in simulated time: the program (between steps) drives
+/// until the bumper is pressed. The trace's picture and lines.
+fn bumper_world_run() -> Option<(String, String)> {
+    use ev3sysfs_sim::view::scene_of;
+    use ev3sysfs_sim::world::WorldSpec;
+    let tree = Arc::new(common::ev3_brick()?);
+    let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
+    sim.add_world(&WorldSpec::load("bumper").unwrap()).unwrap();
+    let mut trace = Trace::new(scene_of(&sim));
+    let open = |class: &str, port: &str| {
+        let query = ev3sysfs::discover::Query {
+            class,
+            port: Some(port),
+            drivers: &[],
+        };
+        ev3sysfs::discover::find(tree.root(), &query).unwrap()
+    };
+    let motors = [open("tacho-motor", "outB"), open("tacho-motor", "outC")];
+    let bumper = open("lego-sensor", "in1");
+    for m in &motors {
+        m.write_int("speed_sp", 400).unwrap();
+        m.write_str("command", "run-forever").unwrap();
+    }
+    let mut pressed = false;
+    while sim.time() < Duration::from_secs(4) && !pressed {
+        trace
+            .run(
+                &mut sim,
+                None,
+                Duration::from_millis(20),
+                Duration::from_millis(20),
+            )
+            .unwrap();
+        pressed = bumper.read_int("value0").unwrap() == 1;
+    }
+    for m in &motors {
+        m.write_str("command", "stop").unwrap();
+    }
+    trace
+        .run(
+            &mut sim,
+            None,
+            Duration::from_millis(200),
+            Duration::from_millis(20),
+        )
+        .unwrap();
+    assert!(pressed, "the bumper met the wall");
+    Some((trace.svg("bumper world"), trace.json_lines().to_owned()))
+}
+
+#[test]
+fn a_world_run_gives_the_same_trace_twice() {
+    let Some((svg, lines)) = bumper_world_run() else {
+        return;
+    };
+    let (svg2, lines2) = bumper_world_run().unwrap();
+    assert!(lines == lines2 && svg == svg2, "byte-identical");
+    assert!(svg.contains("bumper in1 pressed"), "{svg}");
+    assert!(lines.contains(r#""outline":[["#), "the world's footprint");
+    assert!(
+        lines.contains(r#"{"kind":"bumper","port":"in1""#),
+        "{lines}"
+    );
+    std::fs::write(artefacts().join("bumper-world.svg"), &svg).unwrap();
+}
