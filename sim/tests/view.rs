@@ -29,8 +29,8 @@ fn artefacts() -> PathBuf {
     dir
 }
 
-/// The robot program of [`live_view_in_chromium`], run under `ev3-sim`:
-/// drives forward until ENTER is pressed, then stops, beeps 880 Hz and
+/// The robot program of [`live_view_in_chromium`], run under `ev3-sim
+/// --world empty`: drives forward until ENTER is pressed, then stops, beeps 880 Hz and
 /// says so on the screen.
 #[test]
 #[ignore = "the program live_view_in_chromium runs under ev3-sim"]
@@ -42,14 +42,14 @@ fn view_child() {
     if std::env::var_os(CHILD).is_none() {
         return;
     }
-    let tank = Tank::large(default_root(), "outA", "outB").unwrap();
+    let tank = Tank::large(default_root(), "outB", "outC").unwrap();
     let _guard = StopGuard::protecting(&tank).unwrap();
     let buttons = Buttons::open_default().unwrap();
     let mut screen = Screen::open_default().unwrap();
     screen.clear(Color::White);
     screen.text(4, 4, "driving: press ENTER", Color::Black);
     screen.show().unwrap();
-    tank.on(Percent(30), Percent(30)).unwrap();
+    tank.on(Percent(10), Percent(10)).unwrap(); // ~50 mm/s: 20 s to a wall
     buttons
         .wait_for_press(Button::Enter, Duration::from_secs(60))
         .unwrap();
@@ -90,6 +90,18 @@ fn cpu_total(pid: u32, thread: Option<&str>) -> u64 {
         .sum()
 }
 
+/// A child process killed if the test fails before waiting for it.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Waits (up to 10 s) until `expression`'s text in the page passes `ok`.
 fn wait_for(browser: &mut cdp::Browser, page: &str, expression: &str, ok: impl Fn(&str) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -119,26 +131,28 @@ fn live_view_in_chromium() {
     };
     let dir = artefacts();
     let trace = dir.join("live-run.svg");
-    let mut sim = Command::new(bin)
-        .args(["--view", "--trace"])
-        .arg(&trace)
-        .args(["--over-sys-class", "--"])
-        .arg(std::env::current_exe().unwrap())
-        .args([
-            "view_child",
-            "--exact",
-            "--include-ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1")
-        .env_remove(ev3sysfs::ROOT_ENV)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = sim.id();
+    let mut sim = KillOnDrop(
+        Command::new(bin)
+            .args(["--world", "empty", "--view", "--trace"])
+            .arg(&trace)
+            .args(["--over-sys-class", "--"])
+            .arg(std::env::current_exe().unwrap())
+            .args([
+                "view_child",
+                "--exact",
+                "--include-ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD, "1")
+            .env_remove(ev3sysfs::ROOT_ENV)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = sim.0.id();
     let (lines_tx, lines) = std::sync::mpsc::channel();
-    let stdout = sim.stdout.take().unwrap();
+    let stdout = sim.0.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             eprintln!("ev3-sim: {line}");
@@ -201,9 +215,10 @@ fn live_view_in_chromium() {
         open_share * 100.0,
         (view_after - view_before) as f64 / wall * 100.0
     );
-    // 25 frames/s by design; a floor that only a broken loop misses on a
-    // busy machine (the figure above is the measurement).
-    assert!(fps >= 10.0, "the page shows {fps:.1} frames/s");
+    // 25 frames/s by design (24-25 measured on an idle machine, 14 at a
+    // load average of 14 on 2 cores); a floor that only a broken loop
+    // misses (the figure above is the measurement).
+    assert!(fps >= 5.0, "the page shows {fps:.1} frames/s");
 
     let moved_x = pose_x(&mut browser).unwrap();
     assert!(
@@ -213,17 +228,24 @@ fn live_view_in_chromium() {
     assert_eq!(
         browser.eval(
             &page,
-            "document.querySelector('#motors tbody td:nth-child(4)').textContent"
+            "document.querySelector('#motors-outB td:nth-child(4)').textContent"
         ),
         "running"
     );
 
-    // A hand on the wheel: the page blocks outA, the motor stalls.
-    let state_a = "document.querySelector('#motors-outA td:nth-child(4)').textContent";
-    browser.click(&page, "block-outA");
-    wait_for(&mut browser, &page, state_a, |s| s.contains("stalled"));
-    browser.click(&page, "block-outA");
-    wait_for(&mut browser, &page, state_a, |s| !s.contains("stalled"));
+    // The world on the page: the robot's footprint, the sensors' sights.
+    let sights = browser.eval(
+        &page,
+        "lastState.sights.map((s) => s.kind + ':' + s.port).join(',') + (lastState.outline ? ',outline' : '')",
+    );
+    assert_eq!(sights, "bumper:in1,spot:in3,ray:in4,outline");
+
+    // A hand on the wheel: the page blocks outB, the motor stalls.
+    let state_b = "document.querySelector('#motors-outB td:nth-child(4)').textContent";
+    browser.click(&page, "block-outB");
+    wait_for(&mut browser, &page, state_b, |s| s.contains("stalled"));
+    browser.click(&page, "block-outB");
+    wait_for(&mut browser, &page, state_b, |s| !s.contains("stalled"));
 
     browser.click(&page, "btn-enter");
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -252,7 +274,7 @@ fn live_view_in_chromium() {
     );
     drop(browser);
 
-    let status = sim.wait().unwrap();
+    let status = sim.0.wait().unwrap();
     reader.join().unwrap();
     let said: Vec<String> = lines.try_iter().collect();
     assert!(status.success(), "ev3-sim: {status}; {said:?}");
@@ -262,7 +284,7 @@ fn live_view_in_chromium() {
     );
     let svg = std::fs::read_to_string(&trace).unwrap();
     assert!(svg.contains("tone 880 Hz"), "the trace shows the tone");
-    assert!(svg.contains("outA stalled"), "the trace shows the stall");
+    assert!(svg.contains("outB stalled"), "the trace shows the stall");
 }
 
 /// A bumper run in simulated time: a tank drives at a wall 400 mm ahead;
