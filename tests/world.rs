@@ -191,22 +191,6 @@ fn a_drive_base_gyro_square_ends_within_2_percent_of_its_start() {
     assert!(report.from_start_mm <= 6.0, "{report}");
 }
 
-/// 60 s of robot time (the line follower's 100 Hz loop) in simulated time;
-/// prints the wall time (`cargo test --release --test world -- --ignored
-/// --nocapture`). Not a timed assertion: a benchmark.
-#[test]
-#[ignore = "a benchmark: prints how long 60 s of robot time takes"]
-fn sixty_seconds_of_robot_time() {
-    let start = std::time::Instant::now();
-    let Some(_) = follow_line(Duration::from_secs(60), true) else {
-        return;
-    };
-    println!(
-        "60 s of robot time in {:.2} s of wall time",
-        start.elapsed().as_secs_f64()
-    );
-}
-
 /// A world from a file's text: a still tank facing a box, every sensor.
 const SENSORS_WORLD: &str = r#"
 name = "sensors"
@@ -275,4 +259,29 @@ fn range_sensors_see_the_nearest_obstacle_and_the_gyro_drifts() {
         .is_err());
     sim.step(MS10).unwrap();
     assert_eq!(us.distance_mm().unwrap(), 130);
+}
+
+#[test]
+fn a_control_server_moves_the_robot_of_a_real_time_world() {
+    let Some(tree) = common::ev3_brick() else {
+        return;
+    };
+    let tree = Arc::new(tree);
+    let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
+    sim.add_world(&WorldSpec::load("empty").unwrap()).unwrap();
+    let running = sim.run_realtime();
+    let mut control = ev3sysfs_sim::world::WorldControl(running.handle());
+    let pose = control.handle(&["pose"]).unwrap().unwrap();
+    assert_eq!(pose, "pose 1000.0 1000.0 0.0");
+    assert_eq!(
+        control.handle(&["move", "500", "400", "90"]),
+        Some(Ok("ok".to_owned()))
+    );
+    assert_eq!(
+        control.handle(&["pose"]),
+        Some(Ok("pose 500.0 400.0 90.0".to_owned()))
+    );
+    assert_eq!(control.handle(&["ping"]), None);
+    drop(running);
+    assert_eq!(control.handle(&["pose"]), None);
 }

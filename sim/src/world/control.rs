@@ -2,6 +2,7 @@
 
 use super::geometry::Pose;
 use super::live::LiveWorld;
+use crate::SimHandle;
 
 /// Answers a control line about the world, or `None` when it is not one:
 /// * `pose` → `pose X Y HEADING` (mm, mm, degrees counter-clockwise from
@@ -49,5 +50,21 @@ pub fn control_words<S: AsRef<str>>(
             }
         }
         _ => None,
+    }
+}
+
+/// The world's part of a control server running beside a real-time
+/// simulator: answers `pose` and `move` through a [`SimHandle`].
+#[derive(Debug, Clone)]
+pub struct WorldControl(pub SimHandle);
+
+impl WorldControl {
+    /// Serves `words` (a control line split at white space, verb first):
+    /// `None` when it is not the world's line, or there is no world (any
+    /// more).
+    pub fn handle<S: AsRef<str>>(&mut self, words: &[S]) -> Option<Result<String, String>> {
+        self.0
+            .with(|sim| sim.world_mut().and_then(|w| control_words(w, words)))
+            .flatten()
     }
 }

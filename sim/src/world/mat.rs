@@ -82,6 +82,9 @@ impl Shape {
     }
 }
 
+/// A shape near a spot, its colour, and (for a line) its segments there.
+type Near<'a> = (&'a Shape, Colour, Vec<(usize, usize)>);
+
 /// What a colour sensor measures over a spot.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Seen {
@@ -128,6 +131,58 @@ impl Mat {
     /// What a sensor looking down at `centre` sees: the mean reflection and
     /// RGB over its spot, and the colour that covers most of it.
     pub(crate) fn seen(&self, centre: Vec2) -> Seen {
+        // Only the shapes (and a line's segments) that reach the spot.
+        let reach = SPOT_MM + 1e-6;
+        let near: Vec<Near<'_>> = self
+            .shapes
+            .iter()
+            .filter_map(|(shape, colour)| {
+                let segments = match shape {
+                    Shape::Line {
+                        points, half_width, ..
+                    } => {
+                        let close = |&(a, b): &(usize, usize)| {
+                            segment_distance(centre, points[a], points[b]).0 <= half_width + reach
+                        };
+                        let segments: Vec<_> = shape.segments().filter(close).collect();
+                        if segments.is_empty() {
+                            return None;
+                        }
+                        segments
+                    }
+                    Shape::Rect(r) => {
+                        let nearest = Vec2::new(
+                            centre.x.clamp(r.min.x, r.max.x),
+                            centre.y.clamp(r.min.y, r.max.y),
+                        );
+                        if nearest.sub(centre).length() > reach {
+                            return None;
+                        }
+                        Vec::new()
+                    }
+                    Shape::Circle(c, r) => {
+                        if c.sub(centre).length() > r + reach {
+                            return None;
+                        }
+                        Vec::new()
+                    }
+                };
+                Some((shape, *colour, segments))
+            })
+            .collect();
+        let colour_at = |p: Vec2| {
+            near.iter()
+                .rev()
+                .find(|(shape, _, segments)| match shape {
+                    Shape::Line {
+                        points, half_width, ..
+                    } => segments
+                        .iter()
+                        .any(|&(a, b)| segment_distance(p, points[a], points[b]).0 <= *half_width),
+                    _ => shape.contains(p),
+                })
+                .map_or(self.floor, |(_, c, _)| *c)
+        };
         let (mut reflect, mut rgb, mut n) = (0.0, [0.0; 3], 0.0);
         let mut votes = [0u32; 8];
         let half = SPOT_SAMPLES / 2;
@@ -138,7 +193,7 @@ impl Mat {
                 if d.length() > SPOT_MM + 1e-9 {
                     continue;
                 }
-                let c = self.at(centre.add(d));
+                let c = colour_at(centre.add(d));
                 reflect += c.reflect;
                 for (sum, v) in rgb.iter_mut().zip(c.rgb) {
                     *sum += v;

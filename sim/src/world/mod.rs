@@ -94,7 +94,7 @@ mod report;
 mod sensors;
 mod spec;
 
-pub use control::{control_line, control_words};
+pub use control::{control_line, control_words, WorldControl};
 pub use geometry::{Pose, Rect, Vec2};
 pub use live::LiveWorld;
 pub use mat::{Colour, Shape};

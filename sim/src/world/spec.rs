@@ -470,6 +470,11 @@ impl WorldSpec {
         self.mat.floor
     }
 
+    /// The mat's colour at point `p`.
+    pub fn colour_at(&self, p: Vec2) -> Colour {
+        self.mat.at(p)
+    }
+
     /// The shapes on the mat, bottom first, with their colours.
     pub fn mat(&self) -> &[(Shape, Colour)] {
         &self.mat.shapes
