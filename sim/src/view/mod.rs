@@ -28,7 +28,7 @@ pub use svg::run_picture;
 pub use trace::{Event, Trace};
 pub use world_scene::WorldScene;
 
-pub use server::{LiveView, ViewTarget};
+pub use server::{FrameStats, LiveView, ViewTarget};
 
 /// A colour, `#rrggbb` in pictures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

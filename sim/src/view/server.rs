@@ -9,7 +9,7 @@
 //! before anything is written to a socket. So the simulation never waits
 //! for a browser.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -50,6 +50,26 @@ impl std::fmt::Debug for ViewTarget {
     }
 }
 
+/// What the frames thread counts (see [`LiveView::stats`]).
+#[derive(Debug, Default)]
+struct Stats {
+    frames: AtomicU64,
+    locked_ns: AtomicU64,
+    locked_max_ns: AtomicU64,
+}
+
+/// How often the view took the brick's state, and how long it held the
+/// simulator (or the brick) for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameStats {
+    /// Snapshots taken.
+    pub frames: u64,
+    /// Mean time a snapshot held the simulator's lock.
+    pub locked_mean: Duration,
+    /// The longest.
+    pub locked_max: Duration,
+}
+
 /// The latest frame, shared between the two threads.
 #[derive(Default)]
 struct Latest {
@@ -61,6 +81,7 @@ struct Latest {
 /// [`LiveView::url`] until dropped.
 pub struct LiveView {
     url: String,
+    stats: Arc<Stats>,
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
     server: Arc<Server>,
@@ -93,11 +114,13 @@ impl LiveView {
         let latest = Arc::new(Mutex::new(Latest::default()));
         let static_json = Arc::new(arena_json(&target));
         let target = Arc::new(Mutex::new(target));
+        let stats = Arc::new(Stats::default());
         let snapshots = {
             let (stop, latest, target) = (stop.clone(), latest.clone(), target.clone());
+            let stats = Arc::clone(&stats);
             std::thread::Builder::new()
                 .name("ev3-view-frames".into())
-                .spawn(move || frames(&stop, &latest, &target))
+                .spawn(move || frames(&stop, &latest, &target, &stats))
                 .map_err(|e| {
                     Error::from_io(std::path::Path::new("thread"), Operation::Open, None, e)
                 })?
@@ -122,6 +145,7 @@ impl LiveView {
         };
         Ok(LiveView {
             url,
+            stats,
             stop,
             threads: vec![snapshots, http],
             server,
@@ -131,6 +155,18 @@ impl LiveView {
     /// The page's address, `http://127.0.0.1:PORT/`.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Snapshots taken so far and how long they held the simulator: what
+    /// the view costs the simulation.
+    pub fn stats(&self) -> FrameStats {
+        let frames = self.stats.frames.load(Ordering::Relaxed);
+        let total = self.stats.locked_ns.load(Ordering::Relaxed);
+        FrameStats {
+            frames,
+            locked_mean: Duration::from_nanos(total.checked_div(frames).unwrap_or(0)),
+            locked_max: Duration::from_nanos(self.stats.locked_max_ns.load(Ordering::Relaxed)),
+        }
     }
 }
 
@@ -145,7 +181,7 @@ impl Drop for LiveView {
 }
 
 /// The frames thread: a snapshot every [`FRAME`], rendered once.
-fn frames(stop: &AtomicBool, latest: &Mutex<Latest>, target: &Mutex<ViewTarget>) {
+fn frames(stop: &AtomicBool, latest: &Mutex<Latest>, target: &Mutex<ViewTarget>, stats: &Stats) {
     let start = Instant::now();
     let mut next = Instant::now();
     let mut screen: Arc<Vec<u8>> = Arc::default();
@@ -155,9 +191,22 @@ fn frames(stop: &AtomicBool, latest: &Mutex<Latest>, target: &Mutex<ViewTarget>)
             let mut t = target.lock().unwrap_or_else(|p| p.into_inner());
             let io = t.io.as_deref();
             let mut snap = match &t.sim {
-                Some(sim) => sim.with(|s| Snapshot::of(s, io, true)),
-                None => Snapshot::take(&t.tree, io, start.elapsed(), true),
+                // The simulator waits only for the models: the buttons,
+                // tones and screen are read after.
+                Some(sim) => sim.with(|s| {
+                    let locked = Instant::now();
+                    let snap = Snapshot::of(s, None, false);
+                    let ns = u64::try_from(locked.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                    stats.locked_ns.fetch_add(ns, Ordering::Relaxed);
+                    stats.locked_max_ns.fetch_max(ns, Ordering::Relaxed);
+                    snap
+                }),
+                None => Snapshot::take(&t.tree, None, start.elapsed(), false),
             };
+            if let Some(io) = io {
+                snap.read_io(io, true);
+            }
+            stats.frames.fetch_add(1, Ordering::Relaxed);
             snap.look = t.scene.look(&snap);
             snap
         };

@@ -135,15 +135,23 @@ impl Snapshot {
             _ => {}
         });
         if let Some(io) = io {
-            s.buttons = io.pressed();
-            let tones = io.tones();
-            s.tones = tones.len();
-            s.tone = tones.last().map_or(0, |t| t.hz);
-            if screen {
-                s.screen = Some(io.framebuffer());
-            }
+            s.read_io(io, screen);
         }
         s
+    }
+
+    /// Adds the buttons, tones and (with `screen`) the framebuffer of `io`
+    /// as they are now (outside the simulator's lock, see [`LiveView`]).
+    ///
+    /// [`LiveView`]: super::LiveView
+    pub fn read_io(&mut self, io: &SimulatedIo, screen: bool) {
+        self.buttons = io.pressed();
+        let tones = io.tones();
+        self.tones = tones.len();
+        self.tone = tones.last().map_or(0, |t| t.hz);
+        if screen {
+            self.screen = Some(io.framebuffer());
+        }
     }
 
     /// The state of `sim`'s brick (and of `io`) now, in its simulated time,

@@ -66,7 +66,8 @@ impl Pictures {
                 loop {
                     let done = stop.load(Ordering::Relaxed);
                     if sim.with(|s| s.time()) >= next || done {
-                        let snapshot = sim.with(|s| Snapshot::of(s, Some(&io), false));
+                        let mut snapshot = sim.with(|s| Snapshot::of(s, None, false));
+                        snapshot.read_io(&io, false);
                         next = snapshot.time + SAMPLE;
                         trace.push(snapshot);
                     }
@@ -90,7 +91,15 @@ impl Pictures {
     /// Stops the view and writes the trace (`FILE.svg` and `FILE.jsonl`).
     pub fn finish(mut self, title: &str) -> Result<(), String> {
         self.stop.store(true, Ordering::Relaxed);
-        drop(self.view.take());
+        if let Some(view) = self.view.take() {
+            let s = view.stats();
+            println!(
+                "ev3-sim: live view: {} frames; each held the simulator {:.0} us (at most {:.0} us)",
+                s.frames,
+                s.locked_mean.as_secs_f64() * 1e6,
+                s.locked_max.as_secs_f64() * 1e6
+            );
+        }
         if let Some((path, thread)) = self.trace.take() {
             let trace = thread.join().map_err(|_| "the trace's thread panicked")?;
             let lines = trace.save(&path, title).map_err(|e| e.to_string())?;
