@@ -408,5 +408,14 @@ mod tests {
         assert!(parse(&args(&["--mount", "/x", "--over-sys-class", "--", "a"])).is_err());
         assert!(parse(&args(&["--device", "outA"])).is_err());
         assert_eq!(parse(&args(&["--help"])).unwrap_err(), "");
+        let o = parse(&args(&["--view", "--trace", "r.svg", "--mount", "/x"])).unwrap();
+        assert_eq!(o.view.as_deref(), Some(view::DEFAULT_ADDR));
+        assert_eq!(o.trace, Some(PathBuf::from("r.svg")));
+        let o = parse(&args(&["--view", "0.0.0.0:8080", "--mount", "/x"])).unwrap();
+        assert_eq!(o.view.as_deref(), Some("0.0.0.0:8080"));
+        assert_eq!(
+            view::title(Some("line"), &args(&["/a/b/prog", "-x"])),
+            "ev3-sim --world line: prog -x"
+        );
     }
 }

@@ -262,3 +262,51 @@ fn shape_svg(o: &mut String, shape: &Shape, h: f64) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_picture_has_the_table_the_path_and_the_events() {
+        let mut arena = Arena::table(1000.0, 500.0);
+        arena.shapes.push(Shape::Block {
+            from: (1000.0, -1000.0),
+            to: (2000.0, 1500.0),
+        });
+        let pose = |x: f64| Pose {
+            x,
+            y: 250.0,
+            heading: 0.0,
+        };
+        let path = [
+            (Duration::ZERO, pose(100.0)),
+            (Duration::from_millis(500), pose(300.0)),
+            (Duration::from_millis(900), pose(300.2)),
+        ];
+        let events: Vec<Event> = (0..14)
+            .map(|i| Event {
+                time: Duration::from_millis(100 * i),
+                at: Some(pose(300.0)),
+                what: format!("tone {i} <Hz>"),
+            })
+            .collect();
+        let svg = run_picture(&arena, &path, &[], &events, "a & b");
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+        // A wall beyond the table: a margin of 3 %, clipped there.
+        assert!(svg.contains(r#"viewBox="-30.0 "#), "{svg}");
+        assert!(svg.contains(
+            r#"<clipPath id="table"><rect x="-30.0" y="0" width="1060.0" height="560.0"/>"#
+        ));
+        assert!(svg.contains(">a &amp; b</text>"));
+        assert!(
+            svg.contains("points=\"100.0,280.0 300.0,280.0 300.2,280.0\""),
+            "y flipped"
+        );
+        // It stopped when it last moved more than half a millimetre.
+        assert!(svg.contains(">stopped 0.5 s</text>"));
+        assert!(svg.contains("12. 1.100 s: tone 11 &lt;Hz&gt;"));
+        assert!(svg.contains("... and 2 more events"));
+        assert_eq!(svg, run_picture(&arena, &path, &[], &events, "a & b"));
+    }
+}
