@@ -23,7 +23,10 @@
 //!
 //! A [`world`] puts a robot in an arena behind the files: its motors move
 //! it, its sensors see what it meets ([`Simulator::add_world`],
-//! `ev3-sim --world bumper`, [`Playground::brick_or_world`]).
+//! `ev3-sim --world bumper`, [`Playground::brick_or_world`]). The
+//! [`view`] draws it: a picture and JSON lines of every run
+//! ([`view::Trace`], `ev3-sim --trace run.svg`) and a live page in the
+//! browser ([`view::LiveView`], `ev3-sim --view`).
 //!
 //! It needs `/dev/fuse` and either root (the tree is mounted with the mount
 //! system call) or fuse3's `fusermount3`. Without them [`MockTree::new`]
@@ -73,6 +76,7 @@ mod spec;
 mod state;
 #[cfg(target_os = "linux")]
 mod sys;
+pub mod view;
 pub mod world;
 
 use std::collections::VecDeque;

@@ -408,6 +408,23 @@ impl<W: Clone> Brick<W> {
         Some((result, wake))
     }
 
+    /// Every device's class, directory name and model, in the order they
+    /// were added (for pictures of the brick: `mock::view`).
+    pub(crate) fn each_device(&self, mut f: impl FnMut(&'static str, &str, &dyn Model)) {
+        for device in self.devices.values() {
+            let name = self.nodes.get(&device.dir).and_then(|node| {
+                match &self.nodes.get(&node.parent)?.kind {
+                    NodeKind::Dir(entries) => entries
+                        .iter()
+                        .find(|(_, ino)| **ino == device.dir)
+                        .map(|(name, _)| name.as_str()),
+                    NodeKind::Attr { .. } => None,
+                }
+            });
+            f(device.class, name.unwrap_or(""), device.model.as_ref());
+        }
+    }
+
     /// Renders attribute `attr` of device `id`.
     pub(crate) fn show(&self, id: u64, attr: &str, out: &mut Vec<u8>) -> KResult<()> {
         let device = self.devices.get(&id).ok_or(libc::ENODEV)?;

@@ -25,6 +25,12 @@
 //! `$EV3SIM_CONTROL` (fire and forget), or sent to the Unix socket
 //! `$EV3SIM_SOCKET`, which answers each line with `ok [TEXT]` or
 //! `error MESSAGE` (both printed by `--mount`).
+//!
+//! `--view [ADDR]` serves a live view of the brick in the browser and
+//! `--trace FILE.svg` writes the run's picture and data (see `view.rs`).
+
+#[path = "ev3-sim/view.rs"]
+mod view;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -73,6 +79,14 @@ answered by ev3-sim) and a `beep` that plays on the simulated beeper.
 Files are root:ev3dev (or $EV3SIM_GROUP, else ev3-sim's group), 0664/0444/0220,
 enforced: a user outside the group gets EACCES, as on a brick.
 
+PICTURES:
+  --view [ADDR]           serve a live view at ADDR (default 127.0.0.1 and a
+                          free port, printed on start): arena, robot, sensors,
+                          motors, LEDs, screen, tones; its buttons press the
+                          brick's buttons
+  --trace FILE.svg        write the run's picture to FILE.svg and its data
+                          as JSON lines to FILE.jsonl
+
 CONTROL: lines to the FIFO $EV3SIM_CONTROL (fire and forget) or to the
 Unix socket $EV3SIM_SOCKET (one reply line each: `ok [TEXT]` or
 `error MESSAGE`), from any program (--mount prints both paths):
@@ -106,6 +120,8 @@ struct Options {
     empty: bool,
     world: Option<String>,
     command: Vec<String>,
+    view: Option<String>,
+    trace: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -122,6 +138,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--mount" => o.mount = Some(PathBuf::from(value("--mount")?)),
             "--over-sys-class" => o.over_sys_class = true,
             "--empty" => o.empty = true,
+            "--view" => {
+                let addr = it.as_slice().first().filter(|a| !a.starts_with('-'));
+                o.view = Some(addr.map_or(view::DEFAULT_ADDR.into(), Clone::clone));
+                if addr.is_some() {
+                    it.next();
+                }
+            }
+            "--trace" => o.trace = Some(PathBuf::from(value("--trace")?)),
             "--world" => o.world = Some(value("--world")?),
             "--device" | "--motor" | "--sensor" => {
                 let spec = value(arg)?;
@@ -188,8 +212,10 @@ fn brick(dir: Option<&PathBuf>) -> Result<(Arc<MockTree>, MockDevice), String> {
 /// control channel (which serves the world's lines too). Dropped in this
 /// order.
 struct Stand {
+    /// The live view and the run's picture (`--view`, `--trace`).
+    pictures: Option<view::Pictures>,
     control: Control,
-    sim: RealtimeSim,
+    sim: Arc<RealtimeSim>,
     io: Option<Arc<SimulatedIo>>,
     tree: Arc<MockTree>,
 }
@@ -227,11 +253,14 @@ fn stand(dir: Option<&PathBuf>, o: &Options) -> Result<Stand, String> {
             }
         }
     }
-    let sim = sim.run_realtime();
+    let sim = Arc::new(sim.run_realtime());
     // `pose` and `move`: the world's lines.
     served.extensions.push(Box::new(WorldControl(sim.handle())));
+    let devices = served.plugged.iter().map(|(_, d)| d.clone()).collect();
+    let pictures = pictures(&tree, &sim, io.clone(), devices, o)?;
     let control = Control::start(served)?;
     Ok(Stand {
+        pictures,
         control,
         sim,
         io,
@@ -261,7 +290,7 @@ fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
         log::debug!("{e}");
     }
     let signals = block_signals()?;
-    let stand = stand(Some(&dir), o)?;
+    let mut stand = stand(Some(&dir), o)?;
     println!("ev3-sim: serving a simulated brick at {}", dir.display());
     println!(
         "ev3-sim: EV3SYSFS_ROOT={} ; SIGINT/SIGTERM to stop",
@@ -275,8 +304,25 @@ fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
     let signal = signals.wait().map_err(|e| format!("sigwait: {e}"))?;
     log::info!("{signal:?}: unmounting");
     report(&stand.sim);
+    if let Some(p) = stand.pictures.take() {
+        p.finish("ev3-sim --mount")?;
+    }
     drop(stand);
     Ok(0)
+}
+
+/// The live view and the trace, when asked for.
+fn pictures(
+    tree: &Arc<MockTree>,
+    sim: &Arc<ev3sysfs_sim::RealtimeSim>,
+    io: Option<Arc<SimulatedIo>>,
+    devices: Vec<MockDevice>,
+    o: &Options,
+) -> Result<Option<view::Pictures>, String> {
+    if o.view.is_none() && o.trace.is_none() {
+        return Ok(None);
+    }
+    view::Pictures::start(tree, sim, io, devices, o.view.as_deref(), o.trace.clone()).map(Some)
 }
 
 /// Says what happened in the world, if there is one.
@@ -290,7 +336,7 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
     if !nix::unistd::geteuid().is_root() {
         return Err("--over-sys-class needs root (a mount namespace and a bind mount)".into());
     }
-    let stand = stand(None, o)?;
+    let mut stand = stand(None, o)?;
     // Where the namespace's /dev is staged, and the `beep` for /usr/bin.
     let stage = stand.control.dir.join("host-dev");
     let bin = stand.control.dir.join("bin");
@@ -340,6 +386,9 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
     let _ = std::fs::remove_dir(&bin);
     let _ = std::fs::remove_dir(&stage);
     report(&stand.sim);
+    if let Some(p) = stand.pictures.take() {
+        p.finish(&view::title(o.world.as_deref(), &o.command))?;
+    }
     drop(stand);
     match status.code() {
         Some(125) => Err("could not bind the brick over /sys/class".into()),
@@ -413,5 +462,14 @@ mod tests {
         assert!(parse(&args(&["--mount", "/x", "--over-sys-class", "--", "a"])).is_err());
         assert!(parse(&args(&["--device", "outA"])).is_err());
         assert_eq!(parse(&args(&["--help"])).unwrap_err(), "");
+        let o = parse(&args(&["--view", "--trace", "r.svg", "--mount", "/x"])).unwrap();
+        assert_eq!(o.view.as_deref(), Some(view::DEFAULT_ADDR));
+        assert_eq!(o.trace, Some(PathBuf::from("r.svg")));
+        let o = parse(&args(&["--view", "0.0.0.0:8080", "--mount", "/x"])).unwrap();
+        assert_eq!(o.view.as_deref(), Some("0.0.0.0:8080"));
+        assert_eq!(
+            view::title(Some("line"), &args(&["/a/b/prog", "-x"])),
+            "ev3-sim --world line: prog -x"
+        );
     }
 }

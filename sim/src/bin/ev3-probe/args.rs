@@ -57,6 +57,7 @@ RESPONSE (moves the motor):
 OUTPUT:
   --format FMT        table, csv or json [default: table]
   --histogram LABEL   ASCII latency histogram of one strategy (e.g. pwrite/O_SYNC)
+  --plot FILE.svg     every strategy's latency histogram as an SVG picture
   -h, --help          this text
 
 The probe never sends a run command unless --allow-motion: by default it writes
@@ -91,6 +92,7 @@ pub struct Options {
     pub mlockall: bool,
     pub format: Format,
     pub histogram: Option<String>,
+    pub plot: Option<PathBuf>,
     pub response: Option<usize>,
     pub help: bool,
 }
@@ -118,6 +120,7 @@ impl Default for Options {
             mlockall: false,
             format: Format::Table,
             histogram: None,
+            plot: None,
             response: None,
             help: false,
         }
@@ -222,6 +225,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
                 }
             }
             "--histogram" => o.histogram = Some(value()?),
+            "--plot" => o.plot = Some(value()?.into()),
             "--response" => {
                 let trials: usize = number(&name, &value()?)?;
                 if trials == 0 {

@@ -1,6 +1,7 @@
 //! `ev3-probe`: the built-in latency probe. See `ev3-probe --help`.
 
 mod args;
+mod plot;
 mod report;
 mod response;
 mod stats;
@@ -464,6 +465,11 @@ fn run(o: &Options) -> Result<(), String> {
         if let Some(line) = report::verdict(&outcomes) {
             println!("\n{line}");
         }
+    }
+    if let Some(file) = &o.plot {
+        let title = format!("ev3-probe: {}", header[0].1);
+        std::fs::write(file, plot::svg(&title, &outcomes))
+            .map_err(|e| format!("--plot {}: {e}", file.display()))?;
     }
     if outcomes.iter().all(|x| x.result.is_err()) {
         return Err("no strategy could be measured".into());
