@@ -462,9 +462,9 @@ impl Attribute {
     /// [`Error::Disconnected`] when the device went away while waiting.
     pub fn wait_for_change(&self, timeout: Duration) -> Result<bool> {
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-        let deadline = std::time::Instant::now() + timeout;
+        let deadline = crate::clock::Instant::now() + timeout;
         loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let left = deadline.saturating_duration_since(crate::clock::Instant::now());
             let slice = left.min(UNPLUG_CHECK);
             // Below 65 s: fits in u16 milliseconds.
             let millis = u16::try_from(slice.as_millis()).unwrap_or(u16::MAX);

@@ -73,6 +73,7 @@
 
 pub mod attr;
 pub mod buttons;
+pub mod clock;
 pub mod control;
 pub mod device;
 pub mod discover;
