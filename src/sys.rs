@@ -234,6 +234,79 @@ pub(crate) fn input_key_state(fd: i32, bitmap: &mut [u8; KEY_BITMAP_LEN]) -> io:
 }
 // ---- end brickio -----------------------------------------------------------
 
+// ---- screen: a shared mapping of the framebuffer (src/screen.rs) -----------
+
+/// A `MAP_SHARED`, read-write mapping of a whole file (a framebuffer): what
+/// the process stores in it is the device's memory. Unmapped on drop.
+#[derive(Debug)]
+pub(crate) struct SharedMapping {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory owned by this value; moving it to
+// another thread moves that ownership. (Not `Sync`: stores through `&self`.)
+unsafe impl Send for SharedMapping {}
+
+impl SharedMapping {
+    /// Maps the first `len` bytes of `file` shared and read-write: one
+    /// `mmap`. A regular file shorter than `len` is refused (EINVAL) instead
+    /// of mapped: touching a page beyond its end would be SIGBUS.
+    pub(crate) fn new(file: &std::fs::File, len: usize) -> io::Result<SharedMapping> {
+        use nix::sys::mman::{mmap, MapFlags, ProtFlags};
+        use std::os::unix::fs::FileTypeExt;
+        let meta = file.metadata()?;
+        let too_short = !meta.file_type().is_char_device() && meta.len() < len as u64;
+        let size = std::num::NonZeroUsize::new(len);
+        let (Some(size), false) = (size, too_short) else {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        };
+        // SAFETY: a fresh mapping chosen by the kernel (no address hint), so
+        // it aliases no Rust object; it is only reached through raw-pointer
+        // copies below, never through references, because other processes
+        // and the device may change it at any time.
+        let ptr = unsafe {
+            mmap(
+                None,
+                size,
+                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                MapFlags::MAP_SHARED,
+                file,
+                0,
+            )
+        }
+        .map_err(io::Error::from)?;
+        Ok(SharedMapping {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    /// Copies `bytes` to the start of the mapping (at most its length).
+    pub(crate) fn store(&self, bytes: &[u8]) {
+        let n = bytes.len().min(self.len);
+        // SAFETY: both ranges are valid for `n` bytes (the mapping lives as
+        // long as `self`), and a process's buffer never overlaps the mapping.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.as_ptr(), n) }
+    }
+
+    /// Copies the start of the mapping into `out` (at most its length).
+    pub(crate) fn load(&self, out: &mut [u8]) {
+        let n = out.len().min(self.len);
+        // SAFETY: as in `store`, the other way round.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), out.as_mut_ptr(), n) }
+    }
+}
+
+impl Drop for SharedMapping {
+    fn drop(&mut self) {
+        // SAFETY: this value's own mapping, unmapped once; no references
+        // into it exist (only raw copies).
+        let _ = unsafe { nix::sys::mman::munmap(self.ptr.cast(), self.len) };
+    }
+}
+// ---- end screen ------------------------------------------------------------
+
 // ---- clock: one syscall per read on the brick (src/clock.rs) ---------------
 
 /// `CLOCK_MONOTONIC` now. On 32-bit ARM Linux the first read asks the
