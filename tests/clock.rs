@@ -39,6 +39,14 @@ fn clock_child() {
             let _ = fs::metadata(&end);
             assert!(start.elapsed() > Duration::ZERO);
         }
+        Ok("std") => {
+            let _ = std::time::Instant::now();
+            let _ = fs::metadata(&begin);
+            for _ in 0..READS {
+                std::hint::black_box(std::time::Instant::now());
+            }
+            let _ = fs::metadata(&end);
+        }
         Ok("waits") => {
             let tmp = common::TempDir::new("clock-wait");
             let path = tmp.path().join("state");
@@ -137,6 +145,17 @@ fn one_syscall_per_clock_read_at_most() {
     ));
     assert!(clock.len() <= READS, "{clock:?}");
     assert_eq!(calls.len(), clock.len(), "nothing else: {calls:?}");
+}
+
+/// What std's clock costs here, for comparison (on the brick: two
+/// syscalls a read); reported, not asserted.
+#[test]
+fn std_clock_reads_for_comparison() {
+    let Some(calls) = traced("std") else { return };
+    say(&format!(
+        "std::time::Instant::now(): {} clock syscalls for {READS} reads",
+        clock_calls(&calls).len()
+    ));
 }
 
 #[test]
