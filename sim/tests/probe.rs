@@ -1,0 +1,334 @@
+//! The `ev3-probe` binary end to end: against mock trees, and against real
+//! kernfs as root.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::process::{Command, Output};
+
+use common::{skip, with_kernfs};
+use ev3sysfs_sim::TachoDriver;
+
+fn probe(args: &[&str]) -> Output {
+    let mut command = common::own_binary(env!("CARGO_BIN_EXE_ev3-probe"));
+    command
+        .args(args)
+        .env_remove(ev3sysfs::ROOT_ENV)
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const WRITE_ROWS: [&str; 4] = ["reopen", "seek-write", "pwrite", "stdio"];
+const READ_ROWS: [&str; 5] = ["reopen", "seek-read", "pread", "mmap", "driver"];
+
+/// Parses the probe's JSON with Python's json module when available; the
+/// structural checks below run either way.
+fn validate_json(json: &str) {
+    let Ok(mut child) = Command::new("python3")
+        .args([
+            "-c",
+            "import json,sys; d=json.load(sys.stdin); assert d['results']",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+    else {
+        skip("python3 not available: JSON not parsed, only checked structurally");
+        return;
+    };
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "invalid JSON:\n{json}");
+}
+
+#[test]
+fn json_against_a_mock_motor_found_by_port() {
+    let Some(tree) = common::brick() else { return };
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let motor = tree
+        .add_tacho_motor("outB", TachoDriver::Ev3Medium)
+        .unwrap();
+    ev3sysfs::SysfsDevice::open(tree.root(), "tacho-motor", &motor.name())
+        .unwrap()
+        .write_int("speed_sp", 123)
+        .unwrap();
+    let root = tree.root().to_str().unwrap();
+    let out = probe(&[
+        "--root", root, "--port", "outB", "-n", "30", "--warmup", "3", "--format", "json",
+        "--value", "77",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    validate_json(&stdout);
+    assert!(
+        stdout.contains("motor1"),
+        "target is the motor on outB:\n{stdout}"
+    );
+    // Every strategy measured (or said why not), with every statistic.
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.contains("\"kind\"")).collect();
+    assert_eq!(rows.len(), 4 * 4 + 1 + 5, "{stdout}");
+    for field in [
+        "min_us",
+        "p50_us",
+        "p90_us",
+        "p99_us",
+        "max_us",
+        "mean_us",
+        "user_s",
+        "sys_s",
+        "wall_s",
+        "vcsw",
+        "ivcsw",
+        "x_fastest",
+    ] {
+        let with = rows
+            .iter()
+            .filter(|r| r.contains(&format!("\"{field}\"")))
+            .count();
+        let errors = rows.iter().filter(|r| r.contains("\"error\"")).count();
+        assert_eq!(with + errors, rows.len(), "{field}");
+    }
+    for s in WRITE_ROWS {
+        assert!(
+            rows.iter().any(|r| r.contains(&format!("\"strategy\": \"{s}\"")) && r.contains("\"ops\": 30")),
+            "{s} not measured:\n{stdout}"
+        );
+    }
+    for s in ["reopen", "seek-read", "pread", "driver"] {
+        assert!(
+            rows.iter().any(|r| r.contains("\"kind\": \"read\"")
+                && r.contains(&format!("\"strategy\": \"{s}\""))
+                && r.contains("\"ops\": 30")),
+            "read {s} not measured:\n{stdout}"
+        );
+    }
+    // The original value is back afterwards.
+    assert_eq!(motor.read_int("speed_sp").unwrap(), 123);
+}
+
+#[test]
+fn table_csv_histogram_and_embedded_mock() {
+    // An empty root: the probe builds its own mock tree and says so.
+    let Some(tree) = common::brick() else { return };
+    let root = tree.root().to_str().unwrap();
+    let out = probe(&[
+        "--root",
+        root,
+        "-n",
+        "20",
+        "--warmup",
+        "0",
+        "--histogram",
+        "pwrite/O_SYNC",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("SIMULATED brick"), "{stdout}");
+    assert!(stdout.contains("no tacho motor found"), "{stdout}");
+    for title in [
+        "strategy",
+        "flags",
+        "p50",
+        "p99",
+        "user s",
+        "sys s",
+        "wall s",
+        "vcsw",
+        "x fastest",
+    ] {
+        assert!(stdout.contains(title), "{title} missing:\n{stdout}");
+    }
+    assert!(
+        stdout.contains("histogram of pwrite/O_SYNC (20 operations)"),
+        "{stdout}"
+    );
+    for s in READ_ROWS {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with("read") && l.contains(s)),
+            "{s}:\n{stdout}"
+        );
+    }
+
+    let out = probe(&[
+        "--mock",
+        "-n",
+        "5",
+        "--warmup",
+        "0",
+        "--format",
+        "csv",
+        "--only",
+        "pwrite,pread",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("kind,strategy,flags,ops,min_us,p50_us"),
+        "{stdout}"
+    );
+    // pwrite with 4 flag sets, and pread.
+    assert_eq!(lines.len(), 1 + 4 + 1, "{stdout}");
+    assert!(
+        lines.iter().skip(1).all(|l| l.split(',').count() == 17),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn refuses_motion_and_bad_usage() {
+    let Some(tree) = common::brick() else { return };
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let root = tree.root().to_str().unwrap();
+    let out = probe(&[
+        "--root",
+        root,
+        "--attr",
+        "command",
+        "--value",
+        "run-forever",
+        "-n",
+        "5",
+    ]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("--allow-motion"), "{stderr}");
+    assert_eq!(
+        motor.last_written("command").unwrap(),
+        "",
+        "nothing was written"
+    );
+    // Write-only without a value.
+    let out = probe(&["--root", root, "--attr", "command", "-n", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).1.contains("--value"));
+    // Read-only attribute.
+    let out = probe(&["--root", root, "--attr", "max_speed", "-n", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).1.contains("read-only"));
+    // Usage errors exit 2; a bad path is a clear error, never a panic.
+    let out = probe(&["--iterations", "lots"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("not a valid number"));
+    let out = probe(&["--path", "/nonexistent/ev3/speed_sp"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!text(&out).1.contains("panicked"));
+    let out = probe(&["--root", root, "--port", "outD"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr.contains("outD") && stderr.contains("motor0"),
+        "{stderr}"
+    );
+    let out = probe(&["--help"]);
+    assert!(out.status.success());
+    assert!(text(&out).0.contains("--allow-motion"));
+}
+
+#[test]
+fn path_on_a_regular_file_restores_its_exact_bytes() {
+    let dir = common::TempDir::new("probe-path");
+    let file = dir.path().join("speed_sp");
+    // Trailing white space, a second line, no final newline: all kept.
+    for original in [&b"123  \n\n"[..], b"  42\n\tx", b"7", b"run-forever\n"] {
+        std::fs::write(&file, original).unwrap();
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o664))
+            .unwrap();
+        let out = probe(&[
+            "--path",
+            file.to_str().unwrap(),
+            "--value",
+            "77",
+            "-n",
+            "5",
+            "--warmup",
+            "1",
+            "--format",
+            "csv",
+        ]);
+        assert!(out.status.success(), "{}", text(&out).1);
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            original,
+            "{:?}",
+            String::from_utf8_lossy(original)
+        );
+    }
+}
+
+#[test]
+fn real_kernfs_attribute() {
+    with_kernfs(|k| {
+        let mtu = k.class_root.join("net").join(&k.ifname).join("mtu");
+        let out = probe(&[
+            "--path",
+            mtu.to_str().unwrap(),
+            "-n",
+            "50",
+            "--warmup",
+            "5",
+            "--format",
+            "csv",
+        ]);
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{stderr}");
+        // sysfs refuses mmap and O_DIRECT: reported, not fatal.
+        let mmap = stdout.lines().find(|l| l.starts_with("read,mmap")).unwrap();
+        assert!(mmap.contains("ENODEV") || mmap.contains("EIO"), "{mmap}");
+        let direct = stdout
+            .lines()
+            .find(|l| l.starts_with("write,pwrite,O_DIRECT"))
+            .unwrap();
+        assert!(direct.contains("EINVAL"), "{direct}");
+        let pwrite = stdout
+            .lines()
+            .find(|l| l.starts_with("write,pwrite,O_SYNC"))
+            .unwrap();
+        assert!(pwrite.contains(",50,"), "{pwrite}");
+        let driver = stdout
+            .lines()
+            .find(|l| l.starts_with("write,driver"))
+            .unwrap();
+        assert!(driver.contains(",50,"), "{driver}");
+        assert_eq!(std::fs::read_to_string(&mtu).unwrap(), "1500\n");
+    });
+}
+
+#[test]
+fn response_mode_on_the_simulator_and_refused_on_a_brick_without_permission() {
+    let out = probe(&["--response", "3", "--mock"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("SIMULATED"), "{stdout}");
+    assert_eq!(stdout.matches("(3 trials)").count(), 2, "{stdout}");
+    assert!(stdout.contains("state shows running") && stdout.contains("position changes"));
+
+    // A tree with a motor looks like a brick: motion needs --allow-motion.
+    let Some(tree) = common::brick() else { return };
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let out = probe(&["--root", tree.root().to_str().unwrap(), "--response", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).1.contains("--allow-motion"));
+    assert_eq!(
+        motor.last_written("command").unwrap(),
+        "",
+        "nothing was sent"
+    );
+    let out = probe(&["--path", "/x/speed_sp", "--response", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).1.contains("--port"));
+}
