@@ -249,17 +249,17 @@ pub(crate) struct SharedMapping {
 unsafe impl Send for SharedMapping {}
 
 impl SharedMapping {
-    /// Maps the first `len` bytes of `file` shared and read-write: one
-    /// `mmap`. A regular file shorter than `len` is refused (EINVAL) instead
-    /// of mapped: touching a page beyond its end would be SIGBUS.
+    /// Maps the first `len` bytes of the device `file` shared and
+    /// read-write: one `mmap`. Only character devices (a framebuffer, whose
+    /// driver checks `len` against its memory) are mapped: any other file is
+    /// refused (ENODEV), because a regular file that another process
+    /// truncates would turn a copy into SIGBUS.
     pub(crate) fn new(file: &std::fs::File, len: usize) -> io::Result<SharedMapping> {
         use nix::sys::mman::{mmap, MapFlags, ProtFlags};
         use std::os::unix::fs::FileTypeExt;
-        let meta = file.metadata()?;
-        let too_short = !meta.file_type().is_char_device() && meta.len() < len as u64;
-        let size = std::num::NonZeroUsize::new(len);
-        let (Some(size), false) = (size, too_short) else {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        let device = file.metadata()?.file_type().is_char_device();
+        let (Some(size), true) = (std::num::NonZeroUsize::new(len), device) else {
+            return Err(io::Error::from_raw_os_error(libc::ENODEV));
         };
         // SAFETY: a fresh mapping chosen by the kernel (no address hint), so
         // it aliases no Rust object; it is only reached through raw-pointer
