@@ -468,10 +468,10 @@ impl Attribute {
     pub fn wait_for_change(&self, timeout: Duration) -> Result<bool> {
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
         // Beyond what an Instant holds (Duration::MAX): no deadline.
-        let deadline = std::time::Instant::now().checked_add(timeout);
+        let deadline = crate::clock::Instant::now().checked_add(timeout);
         loop {
             let left = deadline.map_or(Duration::MAX, |d| {
-                d.saturating_duration_since(std::time::Instant::now())
+                d.saturating_duration_since(crate::clock::Instant::now())
             });
             let slice = left.min(UNPLUG_CHECK);
             // Below 65 s: fits in u16 milliseconds.

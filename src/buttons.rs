@@ -47,13 +47,14 @@
 //! }
 //! ```
 
+use crate::clock::Instant;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::error::{Error, Operation, Result};
 use crate::input::{InputEvent, EVENT_SIZE, EV_KEY, EV_SYN};

@@ -18,7 +18,8 @@
 //! assert!((level - 50).abs() <= 2, "{level}");
 //! ```
 
-use std::time::{Duration, Instant};
+use crate::clock::Instant;
+use std::time::Duration;
 
 /// A PID controller in integer arithmetic (no FPU on the brick).
 ///

@@ -2,8 +2,9 @@
 //! number: the kernel gives a device a new number on every re-plug (and a
 //! sensor on every port mode change).
 
+use crate::clock::Instant;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::device::{validate_name, SysfsDevice};
 use crate::error::{Error, Result};

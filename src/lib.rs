@@ -81,6 +81,7 @@
 
 pub mod attr;
 pub mod buttons;
+pub mod clock;
 pub mod control;
 pub mod device;
 pub mod discover;

@@ -1,8 +1,13 @@
 //! The brick's screen: the 178x128 monochrome LCD as framebuffer `/dev/fb0`.
 //!
 //! [`Screen`] draws into a buffer in memory (clear, pixels, lines,
-//! rectangles, text in a built-in 5x7 font) and [`Screen::show`] writes the
-//! whole buffer to the framebuffer with **one** `pwrite`. The geometry comes
+//! rectangles, text in a built-in 5x7 font) and [`Screen::show`] copies the
+//! whole buffer into the framebuffer, mapped `MAP_SHARED` when the screen
+//! opens: ev3dev-stretch's display driver (DRM with fbdev emulation)
+//! refreshes the LCD only from writes through such a mapping, and plain
+//! `write`s leave the screen blank. Where the framebuffer is not a device
+//! (the simulated brick's file, a test's file), `show` is **one** `pwrite`
+//! ([`Screen::is_mapped`] says which). The geometry comes
 //! from sysfs, `graphics/fb0/{virtual_size,bits_per_pixel,stride}`, so both
 //! layouts work:
 //!
@@ -31,7 +36,7 @@
 //!     screen.line(0, 0, 177, 127, Color::Black);
 //!     screen.fill_rect(70, 50, 38, 28, Color::Black);
 //!     screen.text(4, 4, "Hello, EV3!", Color::Black);
-//!     screen.show()?; // one pwrite of the whole buffer
+//!     screen.show()?; // the whole buffer into the mapped framebuffer
 //!     Ok(())
 //! }
 //! ```
@@ -197,12 +202,15 @@ pub struct Screen {
     path: PathBuf,
     geometry: Geometry,
     buffer: Vec<u8>,
+    /// The framebuffer mapped shared, when it can be.
+    mapping: Option<crate::sys::SharedMapping>,
 }
 
 impl Screen {
     /// Opens the framebuffer device `framebuffer` (read-write) with the
-    /// geometry in the sysfs directory `sysfs_dir`. The image starts white;
-    /// nothing is written until [`Screen::show`].
+    /// geometry in the sysfs directory `sysfs_dir`, and maps it shared
+    /// (`stride * height` bytes). The image starts white; nothing is
+    /// written until [`Screen::show`].
     ///
     /// # Errors
     /// As [`Geometry::from_sysfs`]; open errors of the device
@@ -240,11 +248,21 @@ impl Screen {
             .open(&path)
             .map_err(|e| Error::from_io(&path, Operation::Open, None, e))?;
         holds(&file, &path, geometry.size())?;
+        // A framebuffer device maps (fb_mmap); a regular file (the
+        // simulated brick's, a test's) is not mapped: `show` writes.
+        let mapping = match crate::sys::SharedMapping::new(&file, geometry.size()) {
+            Ok(mapping) => Some(mapping),
+            Err(e) => {
+                log::debug!("{}: not mapped ({e}): show() writes", path.display());
+                None
+            }
+        };
         let mut screen = Screen {
             file,
             path,
             geometry,
             buffer: vec![0; geometry.size()],
+            mapping,
         };
         screen.clear(Color::White);
         Ok(screen)
@@ -275,12 +293,25 @@ impl Screen {
         &self.buffer
     }
 
-    /// Writes the whole image to the framebuffer: one `pwrite` at offset 0,
-    /// nothing allocated.
+    /// `true` when the framebuffer is mapped: [`Screen::show`] copies into
+    /// the mapping (no syscall) instead of writing.
+    pub fn is_mapped(&self) -> bool {
+        self.mapping.is_some()
+    }
+
+    /// Puts the whole image on the framebuffer, nothing allocated: a copy
+    /// into the shared mapping (no syscall; the display driver sees the
+    /// written pages), or, where the framebuffer is not mapped, one `pwrite`
+    /// at offset 0.
     ///
     /// # Errors
-    /// The write's error; a short write is [`Error::Io`].
+    /// The write's error; a short write is [`Error::Io`]. A copy into the
+    /// mapping cannot fail.
     pub fn show(&self) -> Result<()> {
+        if let Some(mapping) = &self.mapping {
+            mapping.store(&self.buffer);
+            return Ok(());
+        }
         match self.file.write_at(&self.buffer, 0) {
             Ok(n) if n == self.buffer.len() => Ok(()),
             Ok(n) => Err(self.io_error(
@@ -291,12 +322,17 @@ impl Screen {
         }
     }
 
-    /// Reads the framebuffer's current image into the buffer (one `pread`),
-    /// e.g. to look at what another program drew.
+    /// Reads the framebuffer's current image into the buffer (a copy from
+    /// the mapping, or one `pread`), e.g. to look at what another program
+    /// drew.
     ///
     /// # Errors
     /// The read's error; a short read is [`Error::Io`].
     pub fn load(&mut self) -> Result<()> {
+        if let Some(mapping) = &self.mapping {
+            mapping.load(&mut self.buffer);
+            return Ok(());
+        }
         match self.file.read_at(&mut self.buffer, 0) {
             Ok(n) if n == self.buffer.len() => Ok(()),
             Ok(n) => Err(self.io_error(

@@ -231,9 +231,7 @@ fn mounting_without_permission_fails_clearly() {
         return common::skip(&format!("setpriv failed: {stderr}"));
     }
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("MOUNT-ERROR: "))
+    let line = common::marker_line(&stdout, "MOUNT-ERROR: ")
         .unwrap_or_else(|| panic!("no error reported: {stdout}\n{stderr}"));
     assert!(line.contains("/dev/fuse"), "{line}");
     assert!(line.contains("fusermount3"), "{line}");

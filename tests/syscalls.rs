@@ -131,7 +131,7 @@ fn traced_window(mode: &str) -> Option<Vec<String>> {
     let stderr = String::from_utf8_lossy(&status.stderr);
     if !trace.contains(BEGIN) {
         // The child skipped (no root, namespaces refused): say why.
-        if let Some(reason) = stderr.lines().find(|l| l.starts_with("SKIPPED: ")) {
+        if let Some(reason) = common::marker_line(&stderr, "SKIPPED: ") {
             common::skip(&format!("child under strace: {reason}"));
             return None;
         }

@@ -43,8 +43,9 @@
 mod odometry;
 mod tank;
 
+use crate::clock::Instant;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use odometry::Pose;
 use odometry::{Geometry, Odometry};

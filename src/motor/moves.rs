@@ -29,7 +29,8 @@
 //! # Ok::<(), ev3sysfs::Error>(())
 //! ```
 
-use std::time::{Duration, Instant};
+use crate::clock::Instant;
+use std::time::Duration;
 
 use super::{Command, StopAction, TachoMotor};
 use crate::error::{Error, Result};

@@ -1,9 +1,10 @@
 //! [`TachoMotor`]: EV3 large and medium motors, NXT motors (and the linear
 //! actuators of the same class).
 
+use crate::clock::Instant;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::memory::{RunPermit, Shared, UNKNOWN};
 use super::{

@@ -1,7 +1,8 @@
 //! Waiting for a tacho motor's state: `poll(POLLPRI)` on `state` with
 //! bounded re-checks, never a busy loop.
 
-use std::time::{Duration, Instant};
+use crate::clock::Instant;
+use std::time::Duration;
 
 use super::tacho::TachoMotor;
 use super::State;

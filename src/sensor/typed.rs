@@ -1,8 +1,9 @@
 //! Typed sensors: each switches to the mode its reading needs (skipped when
 //! already there) and reads the values.
 
+use crate::clock::Instant;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{Scaled, Sensor};
 use crate::error::{Error, Result};

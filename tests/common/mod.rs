@@ -216,6 +216,18 @@ pub fn child_test(name: &str, env: &str, mode: &str, root: &Path) -> Command {
     command
 }
 
+/// The marker line a child test printed, from the marker on: `marker`'s
+/// first line in `output`, wherever it starts in that line. libtest prints
+/// `test NAME ... ` without a newline before the test body runs, and with one
+/// test thread (a one-CPU machine: the EV3, the ARM guest,
+/// `RUST_TEST_THREADS=1`) the child's first line shares that line, so a
+/// marker is never matched at the start of a line.
+pub fn marker_line<'a>(output: &'a str, marker: &str) -> Option<&'a str> {
+    output
+        .lines()
+        .find_map(|line| line.find(marker).map(|at| line[at..].trim_end()))
+}
+
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }

@@ -367,6 +367,7 @@ fn run(o: &Options) -> Result<(), String> {
         ),
     ];
     apply_realtime(o, &mut header)?;
+    header.push(("clock", strategy::clock_overhead()));
 
     // A tacho motor (not a bare --path): measure the typed API as `driver`.
     let motor = if o.path.is_none() {

@@ -1,7 +1,8 @@
 //! `--response`: how long after a `run-forever` write the motor reports
 //! `running`, and starts to move.
 
-use std::time::{Duration, Instant};
+use ev3sysfs::clock::Instant;
+use std::time::Duration;
 
 use ev3sysfs::motor::{StopAction, TachoMotor};
 
