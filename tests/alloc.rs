@@ -149,7 +149,7 @@ fn typed_motor_and_sensor_hot_paths_allocate_nothing() {
             assert!(motor.state().unwrap().running());
             assert!(!touch.pressed().unwrap());
             assert_eq!(color.value(0).unwrap(), 0);
-            color.set_mode("COL-REFLECT").unwrap(); // unchanged: skipped
+            color.set_mode("COL-REFLECT").unwrap(); // unchanged: one read, no write
         }
     });
     assert_eq!(allocations, 0, "{allocations} allocations in {N} rounds");

@@ -1,5 +1,6 @@
-//! Typed sensors: each switches to the mode its reading needs (skipped when
-//! already there) and reads the values.
+//! Typed sensors: each makes sure the sensor is in the mode its reading
+//! needs (reads `mode` from the device, writes it when another program
+//! switched it) and reads the values.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
