@@ -98,7 +98,9 @@ pub mod value;
 
 pub use attr::{Access, Attribute, Backing, MAX_VALUE_LEN};
 pub use device::{default_root, validate_name, SysfsDevice, DEFAULT_ROOT, ROOT_ENV};
-pub use discover::{address_matches, find, list, DeviceInfo, Query};
+pub use discover::{
+    address_matches, canonical_port, find, list, DeviceInfo, Query, INPUT_PORTS, OUTPUT_PORTS,
+};
 pub use error::{Error, Operation, Result};
 pub use guard::StopGuard;
 
