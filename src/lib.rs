@@ -95,6 +95,7 @@ pub mod sound;
 mod sys;
 pub mod units;
 pub mod value;
+pub mod wait;
 
 pub use attr::{Access, Attribute, Backing, MAX_VALUE_LEN};
 pub use device::{default_root, validate_name, SysfsDevice, DEFAULT_ROOT, ROOT_ENV};

@@ -312,7 +312,7 @@ impl TachoMotor {
     }
 
     /// The open `state` attribute (for waits).
-    pub(super) fn state_attribute(&self) -> &Attribute {
+    pub(crate) fn state_attribute(&self) -> &Attribute {
         &self.state
     }
 

@@ -22,6 +22,11 @@ const VALUE_NAMES: [&str; MAX_VALUES] = [
     "value0", "value1", "value2", "value3", "value4", "value5", "value6", "value7",
 ];
 
+/// `value<index>`'s file name, if the class has it (`value0`..`value7`).
+pub(crate) fn value_name(index: usize) -> Option<&'static str> {
+    VALUE_NAMES.get(index).copied()
+}
+
 /// The layout of `bin_data`, from `bin_data_format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinFormat {
