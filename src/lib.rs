@@ -93,6 +93,8 @@ pub mod screen;
 pub mod sensor;
 pub mod sound;
 mod sys;
+#[cfg(feature = "async")]
+pub mod tasks;
 pub mod units;
 pub mod value;
 pub mod wait;

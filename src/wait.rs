@@ -8,7 +8,7 @@
 //! #         buttons: &ev3sysfs::buttons::Buttons) -> ev3sysfs::Result<()> {
 //! let mut any = WaitAny::new();
 //! let moved = any.motor_stopped(arm);
-//! let hit = any.touch(bumper, true);
+//! let hit = any.touch(bumper, true)?;
 //! let enter = any.button_pressed(buttons, Some(ev3sysfs::buttons::Button::Enter));
 //! match any.wait(Duration::from_secs(5))? {
 //!     Happened::Ready(which) if which == moved => println!("arm in place"),
@@ -73,7 +73,8 @@ pub enum Threshold {
 }
 
 impl Threshold {
-    fn holds(self, value: i32) -> bool {
+    /// Whether `value` is beyond the threshold.
+    pub fn holds(self, value: i32) -> bool {
         match self {
             Threshold::Below(t) => value < t,
             Threshold::Above(t) => value > t,

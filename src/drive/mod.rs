@@ -327,7 +327,8 @@ impl DriveBase {
         Ok(self.check()?.is_some())
     }
 
-    fn check(&self) -> Result<Option<Finished>> {
+    /// `Some` once the move is over (after stopping both on a stall).
+    pub(crate) fn check(&self) -> Result<Option<Finished>> {
         let (ls, rs) = (self.left.state()?, self.right.state()?);
         self.update_positions()?;
         if ls.stalled() || rs.stalled() {
