@@ -74,6 +74,7 @@
 pub mod attr;
 pub mod buttons;
 pub mod control;
+pub mod datalog;
 pub mod device;
 pub mod discover;
 pub mod drive;
