@@ -2,8 +2,8 @@
 //!
 //!     cargo run --example battery
 
-use ev3sysfs::mock::Playground;
 use ev3sysfs::power::PowerSupply;
+use ev3sysfs_sim::Playground;
 
 fn main() -> ev3sysfs::Result<()> {
     let place = Playground::brick_or_simulated("power_supply", |_| Ok(()))?;

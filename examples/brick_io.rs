@@ -5,7 +5,7 @@
 //! (feature `sim`, needs FUSE), presses their buttons from a script, and
 //! prints the tones it heard and the screen it saw.
 //!
-//!     cargo run --example brick_io --features sim
+//!     cargo run --example brick_io
 
 use std::path::Path;
 use std::time::Duration;
@@ -89,19 +89,9 @@ fn main() -> ev3sysfs::Result<()> {
     simulated(&dev)
 }
 
-#[cfg(not(feature = "sim"))]
 fn simulated(dev: &Path) -> ev3sysfs::Result<()> {
-    println!(
-        "no buttons under {}: not a brick; the simulated brick needs `--features sim`",
-        dev.display()
-    );
-    Ok(())
-}
-
-#[cfg(feature = "sim")]
-fn simulated(dev: &Path) -> ev3sysfs::Result<()> {
-    use ev3sysfs::mock::MockTree;
     use ev3sysfs::screen::Geometry;
+    use ev3sysfs_sim::MockTree;
 
     let tree = match MockTree::ev3() {
         Ok(tree) => tree,

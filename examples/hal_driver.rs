@@ -10,9 +10,9 @@ use embedded_hal::digital::{InputPin, OutputPin};
 use embedded_hal::pwm::SetDutyCycle;
 use ev3sysfs::hal::Delay;
 use ev3sysfs::led::Led;
-use ev3sysfs::mock::{Playground, SensorDriver, TachoDriver};
 use ev3sysfs::motor::TachoMotor;
 use ev3sysfs::sensor::TouchSensor;
+use ev3sysfs_sim::{Playground, SensorDriver, TachoDriver};
 
 /// A conveyor belt: runs at a duty cycle with its lamp on until the stop
 /// button is pressed.

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use ev3sysfs::led::{BrickLeds, LedColor, Side};
-use ev3sysfs::mock::Playground;
+use ev3sysfs_sim::Playground;
 
 fn main() -> ev3sysfs::Result<()> {
     // A simulated brick already has its four LEDs.

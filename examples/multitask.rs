@@ -13,10 +13,10 @@
 use std::sync::Arc;
 
 use ev3sysfs::buttons::{Button, Buttons};
-use ev3sysfs::mock::{Playground, SimulatedIo, TachoDriver};
 use ev3sysfs::prelude::*;
 use ev3sysfs::screen::Geometry;
 use ev3sysfs::tasks::{self, block_on, or, zip};
+use ev3sysfs_sim::{Playground, SimulatedIo, TachoDriver};
 
 pub fn main() -> Result<()> {
     let place = Playground::brick_or_simulated("tacho-motor", |tree| {

@@ -6,8 +6,8 @@
 //!
 //!     cargo run --example raw_attributes
 
-use ev3sysfs::mock::{Playground, TachoDriver};
 use ev3sysfs::SysfsDevice;
+use ev3sysfs_sim::{Playground, TachoDriver};
 
 fn main() -> ev3sysfs::Result<()> {
     let place = Playground::brick_or_simulated("tacho-motor", |tree| {

@@ -4,10 +4,10 @@
 //!
 //!     cargo run --example sensors
 
-use ev3sysfs::mock::{Playground, SensorDriver};
 use ev3sysfs::sensor::{
     ColorSensor, GyroSensor, InfraredSensor, Sensor, TouchSensor, UltrasonicSensor,
 };
+use ev3sysfs_sim::{Playground, SensorDriver};
 
 fn main() -> ev3sysfs::Result<()> {
     let place = Playground::brick_or_simulated("lego-sensor", |tree| {

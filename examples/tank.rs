@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use ev3sysfs::mock::{Playground, TachoDriver};
 use ev3sysfs::motor::{StopAction, TachoMotor, Tank};
 use ev3sysfs::StopGuard;
+use ev3sysfs_sim::{Playground, TachoDriver};
 
 fn main() -> ev3sysfs::Result<()> {
     let place = Playground::brick_or_simulated("tacho-motor", |tree| {

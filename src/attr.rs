@@ -13,7 +13,7 @@
 //! `&self` from any number of threads without a lock.
 //!
 //! The same holds on every backing: real sysfs, the simulated brick (a FUSE
-//! file system whose files behave like sysfs's, see [`crate::mock`]) or any
+//! file system whose files behave like sysfs's, see the `ev3sysfs-sim` crate) or any
 //! other file. There is no emulation branch: the file system behind the
 //! descriptor does what sysfs does, or it does not.
 //!
@@ -103,7 +103,7 @@ pub enum Backing {
     /// Real sysfs (kernfs).
     Sysfs,
     /// The simulated brick: a FUSE file system with this crate's marker
-    /// ([`crate::mock`], `ev3-sim`).
+    /// (the `ev3sysfs-sim` crate, `ev3-sim`).
     SimulatedBrick,
     /// Any other file system (a static snapshot of captured files, ...).
     Other,

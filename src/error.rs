@@ -195,7 +195,8 @@ impl Error {
     /// Maps an operating-system error on an attribute to the right variant.
     ///
     /// `value` is the text that was written, for write errors.
-    pub(crate) fn from_io(
+    #[doc(hidden)] // used by the simulated brick (ev3sysfs-sim)
+    pub fn from_io(
         path: &Path,
         operation: Operation,
         value: Option<&[u8]>,
@@ -238,7 +239,8 @@ impl Error {
         }
     }
 
-    pub(crate) fn parse(path: &Path, raw: &[u8], expected: &'static str) -> Error {
+    #[doc(hidden)] // used by the simulated brick (ev3sysfs-sim)
+    pub fn parse(path: &Path, raw: &[u8], expected: &'static str) -> Error {
         Error::Parse {
             path: path.to_path_buf(),
             raw: lossy(raw),

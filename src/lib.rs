@@ -12,7 +12,7 @@
 //! fn main() -> Result<()> {
 //!     let root = default_root(); // /sys/class on the brick
 //! #   // Here: a simulated brick with a wall 400 mm ahead of the bumper.
-//! #   use ev3sysfs::mock::{MockTree, SensorDriver, Simulator, TachoDriver};
+//! #   use ev3sysfs_sim::{MockTree, SensorDriver, Simulator, TachoDriver};
 //! #   let tree = std::sync::Arc::new(MockTree::ev3()?);
 //! #   let left = tree.add_tacho_motor("outB", TachoDriver::Ev3Large)?;
 //! #   tree.add_tacho_motor("outC", TachoDriver::Ev3Large)?;
@@ -84,8 +84,6 @@ pub mod guard;
 pub mod hal;
 pub mod input;
 pub mod led;
-#[cfg(feature = "sim")]
-pub mod mock;
 pub mod motor;
 pub mod port;
 pub mod power;

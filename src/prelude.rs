@@ -11,10 +11,12 @@
 //!     base.state()
 //! }
 //!
-//! // Large motors on outB and outC: on the brick, or simulated here.
+//! // Large motors on outB and outC: on the brick, or simulated here (the
+//! // simulated brick is the `ev3sysfs-sim` crate, a dev-dependency).
+//! use ev3sysfs_sim::Playground;
 //! let brick = Playground::brick_or_simulated("tacho-motor", |tree| {
-//!     tree.add_tacho_motor(&Port::OutB, ev3sysfs::mock::TachoDriver::Ev3Large)?;
-//!     tree.add_tacho_motor(&Port::OutC, ev3sysfs::mock::TachoDriver::Ev3Large)?;
+//!     tree.add_tacho_motor(&Port::OutB, ev3sysfs_sim::TachoDriver::Ev3Large)?;
+//!     tree.add_tacho_motor(&Port::OutC, ev3sysfs_sim::TachoDriver::Ev3Large)?;
 //!     Ok(())
 //! })?;
 //! let left = TachoMotor::large(brick.root(), &Port::OutB)?;
@@ -33,8 +35,6 @@ pub use crate::default_root;
 pub use crate::drive::{DriveBase, Pose};
 pub use crate::error::{Error, Result};
 pub use crate::guard::StopGuard;
-#[cfg(feature = "sim")]
-pub use crate::mock::Playground;
 pub use crate::motor::{Finished, StopAction, TachoMotor, Tank, Then};
 pub use crate::port::Port;
 pub use crate::sensor::{ColorSensor, GyroSensor, InfraredSensor, TouchSensor, UltrasonicSensor};

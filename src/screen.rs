@@ -127,7 +127,8 @@ impl Geometry {
         Ok(geometry)
     }
 
-    pub(crate) fn check(&self, dir: &Path) -> Result<()> {
+    #[doc(hidden)] // used by the simulated brick (ev3sysfs-sim)
+    pub fn check(&self, dir: &Path) -> Result<()> {
         let row_bits = u64::from(self.width) * u64::from(self.bits_per_pixel);
         let fits = matches!(self.bits_per_pixel, 1 | 32)
             && (1..=4096).contains(&self.width)

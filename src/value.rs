@@ -7,10 +7,12 @@
 //! white space (the trailing newline, or none at all in a mock tree).
 
 /// Enough bytes for any `i64` in decimal, with sign.
-pub(crate) const INT_BUF_LEN: usize = 20;
+#[doc(hidden)] // used by the simulated brick (ev3sysfs-sim)
+pub const INT_BUF_LEN: usize = 20;
 
 /// Formats `value` in decimal into the end of `buf`; returns the used part.
-pub(crate) fn format_int(value: i64, buf: &mut [u8; INT_BUF_LEN]) -> &[u8] {
+#[doc(hidden)] // used by the simulated brick (ev3sysfs-sim)
+pub fn format_int(value: i64, buf: &mut [u8; INT_BUF_LEN]) -> &[u8] {
     let mut pos = buf.len();
     let negative = value < 0;
     let mut rest = value.unsigned_abs();

@@ -11,8 +11,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use common::with_kernfs;
-use ev3sysfs::mock::TachoDriver;
 use ev3sysfs::{value, SysfsDevice};
+use ev3sysfs_sim::TachoDriver;
 
 struct Counting;
 
@@ -130,9 +130,9 @@ fn simulated_brick_hot_path_allocates_nothing() {
 
 #[test]
 fn typed_motor_and_sensor_hot_paths_allocate_nothing() {
-    use ev3sysfs::mock::SensorDriver;
     use ev3sysfs::motor::TachoMotor;
     use ev3sysfs::sensor::{Sensor, TouchSensor};
+    use ev3sysfs_sim::SensorDriver;
     let Some(tree) = common::brick() else { return };
     tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();

@@ -12,8 +12,8 @@ use std::os::unix::fs::FileExt;
 use std::time::Duration;
 
 use common::brick;
-use ev3sysfs::mock::{MockTree, SensorDriver, TachoDriver};
 use ev3sysfs::{Backing, SysfsDevice};
+use ev3sysfs_sim::{MockTree, SensorDriver, TachoDriver};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 fn open_rw(path: &std::path::Path) -> File {
@@ -242,12 +242,12 @@ fn mounting_without_permission_fails_clearly() {
 /// A model whose `show` panics for `boom` and whose `store` echoes.
 struct Fragile(String);
 
-impl ev3sysfs::mock::kobject::Model for Fragile {
+impl ev3sysfs_sim::kobject::Model for Fragile {
     fn class(&self) -> &'static str {
         "fragile"
     }
-    fn attributes(&self) -> Vec<ev3sysfs::mock::kobject::AttrInfo> {
-        use ev3sysfs::mock::kobject::{AttrInfo, Mode};
+    fn attributes(&self) -> Vec<ev3sysfs_sim::kobject::AttrInfo> {
+        use ev3sysfs_sim::kobject::{AttrInfo, Mode};
         vec![
             AttrInfo::text("boom", Mode::ReadOnly),
             AttrInfo::text("value", Mode::ReadWrite),
@@ -265,7 +265,7 @@ impl ev3sysfs::mock::kobject::Model for Fragile {
         &mut self,
         _attr: &str,
         value: &[u8],
-        _fx: &mut ev3sysfs::mock::kobject::Effects,
+        _fx: &mut ev3sysfs_sim::kobject::Effects,
     ) -> Result<usize, i32> {
         self.0 = String::from_utf8_lossy(value).trim_end().to_owned();
         Ok(value.len())

@@ -1,8 +1,7 @@
 //! The simulated brick's buttons, beeper and screen (feature `sim`): device
-//! nodes served over FUSE by this process ([`ev3sysfs::mock::SimulatedIo`]),
+//! nodes served over FUSE by this process ([`ev3sysfs_sim::SimulatedIo`]),
 //! driven with the same code as a brick's. Without FUSE every test says why
 //! and returns.
-#![cfg(feature = "sim")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // The counting global allocator is `unsafe` by definition; test-only.
 #![allow(unsafe_code)]
@@ -17,10 +16,10 @@ use std::time::Duration;
 use brick_io_common::{allocations_in, black_pixels, draw_picture};
 use common::TempDir;
 use ev3sysfs::buttons::{Action, Button, ButtonSet, Buttons};
-use ev3sysfs::mock::SimulatedIo;
 use ev3sysfs::screen::{Geometry, Screen};
 use ev3sysfs::sound::{Beeper, Note};
 use ev3sysfs::Error;
+use ev3sysfs_sim::SimulatedIo;
 
 /// Mounts the simulated devices, or says why it cannot and returns None.
 fn mount(tmp: &TempDir, geometry: Geometry) -> Option<SimulatedIo> {
@@ -200,7 +199,7 @@ fn simulated_framebuffer_reads_back_what_was_drawn() {
 
 #[test]
 fn a_mock_tree_with_brick_io_has_graphics_fb0_and_the_devices_beside_it() {
-    let tree = match ev3sysfs::mock::MockTree::ev3() {
+    let tree = match ev3sysfs_sim::MockTree::ev3() {
         Ok(tree) => tree,
         Err(e) => return common::skip(&format!("the simulated brick needs FUSE: {e}")),
     };

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use common::{install_fixture, TempDir};
 use ev3sysfs::led::{BrickLeds, Led, LedColor, Side};
-use ev3sysfs::mock::{SensorDriver, TachoDriver};
 use ev3sysfs::motor::{
     Command, DcCommand, DcMotor, Pid, Polarity, ServoMotor, StopAction, TachoGroup, TachoMotor,
     Tank,
@@ -22,6 +21,7 @@ use ev3sysfs::sensor::{
     UltrasonicSensor,
 };
 use ev3sysfs::Error;
+use ev3sysfs_sim::{SensorDriver, TachoDriver};
 
 #[test]
 fn tacho_motor_found_by_port_with_invariants() {

@@ -7,11 +7,11 @@
 
 mod common;
 
-use ev3sysfs::mock::TachoDriver;
 use ev3sysfs::motor::TachoMotor;
 use ev3sysfs::sensor::TouchSensor;
 use ev3sysfs::units::{DegPerSec, Percent};
 use ev3sysfs::{Error, SysfsDevice};
+use ev3sysfs_sim::TachoDriver;
 
 /// What `fn main() -> ev3sysfs::Result<()>` prints for `e` (the standard
 /// library's `Termination` impl writes `Error: {e:?}`).

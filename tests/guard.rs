@@ -7,9 +7,9 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::time::Duration;
 
-use ev3sysfs::mock::{MockTree, TachoDriver};
 use ev3sysfs::motor::{StopAction, TachoMotor};
 use ev3sysfs::StopGuard;
+use ev3sysfs_sim::{MockTree, TachoDriver};
 
 const CHILD_ENV: &str = "EV3SYSFS_GUARD_CHILD";
 
@@ -64,7 +64,7 @@ fn wait_ready(child: &mut std::process::Child) {
     panic!("child never got ready");
 }
 
-fn motor_tree() -> Option<(MockTree, ev3sysfs::mock::MockDevice)> {
+fn motor_tree() -> Option<(MockTree, ev3sysfs_sim::MockDevice)> {
     let tree = common::brick()?;
     let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     Some((tree, motor))
@@ -178,7 +178,7 @@ fn guard_in_process_stop_now_and_capacity() {
 
 #[test]
 fn stop_now_reaches_the_simulator_and_the_handle_forgets_run_direct() {
-    use ev3sysfs::mock::Simulator;
+    use ev3sysfs_sim::Simulator;
     use std::sync::Arc;
     let Some(tree) = common::brick() else { return };
     let tree = Arc::new(tree);

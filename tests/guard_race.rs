@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ev3sysfs::mock::{MockTree, TachoDriver};
 use ev3sysfs::motor::TachoMotor;
 use ev3sysfs::StopGuard;
+use ev3sysfs_sim::{MockTree, TachoDriver};
 
 const CHILD_ENV: &str = "EV3SYSFS_RACE_CHILD";
 

@@ -9,9 +9,9 @@ mod common;
 use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ev3sysfs::mock::{MockTree, TachoDriver};
 use ev3sysfs::motor::TachoMotor;
 use ev3sysfs::StopGuard;
+use ev3sysfs_sim::{MockTree, TachoDriver};
 use nix::sys::signal::{self, SigHandler, Signal};
 
 const CHILD_ENV: &str = "EV3SYSFS_SIGNAL_CHILD";

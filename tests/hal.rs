@@ -12,11 +12,11 @@ use embedded_hal::digital::{InputPin, OutputPin, StatefulOutputPin};
 use embedded_hal::pwm::{self, SetDutyCycle};
 use ev3sysfs::hal::Delay;
 use ev3sysfs::led::Led;
-use ev3sysfs::mock::{SensorDriver, TachoDriver};
 use ev3sysfs::motor::{DcMotor, TachoMotor};
 use ev3sysfs::port::LegoPort;
 use ev3sysfs::sensor::TouchSensor;
 use ev3sysfs::Error;
+use ev3sysfs_sim::{SensorDriver, TachoDriver};
 
 /// Knows nothing of ev3sysfs: any PWM output, any pin, any input, any delay.
 fn conveyor<M, L, B, D>(

@@ -7,8 +7,8 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 
-use ev3sysfs::mock::{MockKind, SensorDriver, TachoDriver};
 use ev3sysfs::{Access, Error, SysfsDevice};
+use ev3sysfs_sim::{MockKind, SensorDriver, TachoDriver};
 
 fn mode(path: &std::path::Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777

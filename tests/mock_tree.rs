@@ -258,7 +258,7 @@ fn concurrent_stores_never_tear_a_value() {
         return;
     };
     let mock = tree
-        .add_tacho_motor("outA", ev3sysfs::mock::TachoDriver::Ev3Large)
+        .add_tacho_motor("outA", ev3sysfs_sim::TachoDriver::Ev3Large)
         .unwrap();
     let motor = Arc::new(SysfsDevice::open(tree.root(), "tacho-motor", &mock.name()).unwrap());
     // Values of different lengths: a torn store would show a mix.

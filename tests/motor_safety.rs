@@ -9,10 +9,10 @@ mod common;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use ev3sysfs::mock::TachoDriver;
 use ev3sysfs::motor::{StopAction, TachoGroup, TachoMotor, Tank};
 use ev3sysfs::port::LegoPort;
 use ev3sysfs::{Error, StopGuard};
+use ev3sysfs_sim::TachoDriver;
 
 #[test]
 fn group_run_to_rel_pos_needs_one_target_per_motor() {

@@ -2,7 +2,7 @@
 //! button watcher as futures on one thread) runs on the simulated brick,
 //! the tasks interleave, and no task has a thread of its own. Skips (with a
 //! reason) where no simulated brick can be mounted.
-#![cfg(all(feature = "async", feature = "sim"))]
+#![cfg(feature = "async")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
 mod common;

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use ev3sysfs::mock::{MockTree, TachoDriver};
 use ev3sysfs::motor::TachoMotor;
+use ev3sysfs_sim::{MockTree, TachoDriver};
 
 const CHILD_ENV: &str = "EV3SYSFS_RECONNECT_CHILD";
 const NOBODY: u32 = 65534;

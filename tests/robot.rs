@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ev3sysfs::drive::DriveBase;
-use ev3sysfs::mock::{MockDevice, MockTree, RealtimeSim, Simulator, TachoDriver};
 use ev3sysfs::motor::{Finished, TachoMotor, Then};
 use ev3sysfs::units::{DegPerSec, Degrees, Millimetres, MmPerSec, Percent};
+use ev3sysfs_sim::{MockDevice, MockTree, RealtimeSim, Simulator, TachoDriver};
 
 /// A running simulated brick with large motors on outB, outC and a medium
 /// one on outA.

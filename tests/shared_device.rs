@@ -11,9 +11,9 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use ev3sysfs::mock::{SensorDriver, TachoDriver};
 use ev3sysfs::motor::{StopAction, TachoMotor};
 use ev3sysfs::sensor::UltrasonicSensor;
+use ev3sysfs_sim::{SensorDriver, TachoDriver};
 
 /// Another program writes `value` to `file` (a separate `sh` process).
 fn other_program_writes(file: &Path, value: &str) -> bool {

@@ -7,9 +7,9 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ev3sysfs::mock::{MockDevice, SensorDriver, Simulator, TachoDriver};
 use ev3sysfs::motor::{StopAction, TachoMotor, Tank};
 use ev3sysfs::sensor::{Sensor, TouchSensor};
+use ev3sysfs_sim::{MockDevice, SensorDriver, Simulator, TachoDriver};
 
 const MS: Duration = Duration::from_millis(1);
 

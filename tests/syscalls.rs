@@ -15,8 +15,8 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{is_root, with_kernfs, TempDir};
-use ev3sysfs::mock::{MockTree, TachoDriver};
 use ev3sysfs::SysfsDevice;
+use ev3sysfs_sim::{MockTree, TachoDriver};
 
 const N: usize = 200;
 const CHILD_ENV: &str = "EV3SYSFS_STRACE_CHILD";

@@ -2,7 +2,6 @@
 //! and a deadline, and says which happened; each wake-up is one `poll`
 //! (strace-counted: no busy loop). On the simulated brick; skips with a
 //! reason where it cannot be mounted (or strace is missing).
-#![cfg(feature = "sim")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -12,11 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ev3sysfs::buttons::{Button, Buttons};
-use ev3sysfs::mock::{MockDevice, MockTree, SensorDriver, SimulatedIo, Simulator, TachoDriver};
 use ev3sysfs::motor::TachoMotor;
 use ev3sysfs::screen::Geometry;
 use ev3sysfs::sensor::{TouchSensor, UltrasonicSensor};
 use ev3sysfs::wait::{Happened, Threshold, WaitAny};
+use ev3sysfs_sim::{MockDevice, MockTree, SensorDriver, SimulatedIo, Simulator, TachoDriver};
 
 struct Brick {
     tree: Arc<MockTree>,

@@ -8,8 +8,8 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
-use ev3sysfs::mock::{MockDevice, Playground, SensorDriver, TachoDriver, World};
 use ev3sysfs::Result;
+use ev3sysfs_sim::{MockDevice, Playground, SensorDriver, TachoDriver, World};
 
 /// Wheel diameter and axle track of the simulated robot, mm.
 const WHEEL_MM: f64 = 56.0;
@@ -40,8 +40,8 @@ impl Drop for Brick {
 /// Builds the simulated brick (`plug` plugs in the devices) unless a brick
 /// with a tacho motor is here; then `script` scripts its sensors.
 fn brick(
-    plug: impl FnOnce(&ev3sysfs::mock::MockTree) -> Result<Vec<MockDevice>>,
-    script: impl FnOnce(&mut ev3sysfs::mock::Simulator, Vec<MockDevice>),
+    plug: impl FnOnce(&ev3sysfs_sim::MockTree) -> Result<Vec<MockDevice>>,
+    script: impl FnOnce(&mut ev3sysfs_sim::Simulator, Vec<MockDevice>),
 ) -> Result<Brick> {
     let mut devices = Vec::new();
     let place = Playground::brick_or_simulated("tacho-motor", |tree| {
@@ -62,7 +62,7 @@ fn brick(
 }
 
 fn tank_and(
-    tree: &ev3sysfs::mock::MockTree,
+    tree: &ev3sysfs_sim::MockTree,
     sensor: (&str, SensorDriver),
 ) -> Result<Vec<MockDevice>> {
     Ok(vec![

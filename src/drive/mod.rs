@@ -15,7 +15,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use ev3sysfs::drive::DriveBase;
-//! use ev3sysfs::mock::{MockTree, Simulator, TachoDriver};
+//! use ev3sysfs_sim::{MockTree, Simulator, TachoDriver};
 //! use ev3sysfs::motor::TachoMotor;
 //! use ev3sysfs::units::{Degrees, Millimetres};
 //!

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use ev3sysfs::mock::{MockTree, Simulator, TachoDriver};
+//! use ev3sysfs_sim::{MockTree, Simulator, TachoDriver};
 //! use ev3sysfs::motor::{Finished, TachoMotor, Then};
 //! use ev3sysfs::units::{DegPerSec, Degrees};
 //!

@@ -52,8 +52,13 @@ impl Drop for TempDir {
 /// The fixture of `device` (`large_motor`, `medium_motor`,
 /// `infrared_sensor`, `touch_sensor`): tests/fixtures/<device>.attrs.
 pub fn fixture(device: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
+    // The repository's tests/ (this file's crate may be the workspace's
+    // `sim` member, whose manifest dir is sim/).
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/"))
+        .ancestors()
+        .map(|dir| dir.join("tests/fixtures"))
+        .find(|dir| dir.is_dir())
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"))
         .join(format!("{device}.attrs"))
 }
 
@@ -324,8 +329,8 @@ pub fn with_kernfs(test: impl FnOnce(&Kernfs) + Send) -> bool {
 
 /// A fresh simulated brick (a FUSE mount), or `None` with a printed reason
 /// when this machine cannot mount one (no /dev/fuse, not permitted).
-pub fn brick() -> Option<ev3sysfs::mock::MockTree> {
-    match ev3sysfs::mock::MockTree::new() {
+pub fn brick() -> Option<ev3sysfs_sim::MockTree> {
+    match ev3sysfs_sim::MockTree::new() {
         Ok(tree) => Some(tree),
         Err(e) => {
             skip(&format!("no simulated brick here: {e}"));
@@ -335,8 +340,8 @@ pub fn brick() -> Option<ev3sysfs::mock::MockTree> {
 }
 
 /// [`brick`] with the brick's ports, LEDs, battery and board-info.
-pub fn ev3_brick() -> Option<ev3sysfs::mock::MockTree> {
-    match ev3sysfs::mock::MockTree::ev3() {
+pub fn ev3_brick() -> Option<ev3sysfs_sim::MockTree> {
+    match ev3sysfs_sim::MockTree::ev3() {
         Ok(tree) => Some(tree),
         Err(e) => {
             skip(&format!("no simulated brick here: {e}"));

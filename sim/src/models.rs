@@ -1,7 +1,7 @@
 //! The device models of the simulated brick, and the factory that makes one
 //! for a kernel driver name: what a lego driver's `probe()` is to the
 //! kernel. Each model answers its class's attribute reads and writes as the
-//! ev3dev-stretch drivers do (see [`crate::mock::kobject`]).
+//! ev3dev-stretch drivers do (see [`crate::kobject`]).
 
 #[path = "board.rs"]
 pub(crate) mod board;
@@ -18,8 +18,8 @@ pub(crate) mod sensor;
 #[path = "tacho.rs"]
 pub(crate) mod tacho;
 
-use crate::mock::kobject::Model;
-use crate::mock::{SensorDriver, TachoDriver};
+use crate::kobject::Model;
+use crate::{SensorDriver, TachoDriver};
 
 /// The model for a device of kernel driver `driver` at `address` (a port
 /// address such as `ev3-ports:outA`; an I2C sensor's address carries its

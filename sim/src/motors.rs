@@ -17,7 +17,7 @@ use super::kernel::{
     kstrtoint, match_string, power_attrs, ro, rw, show_int, show_lego_uevent, show_power, show_str,
     sscanf_i32, sscanf_u32, store_power,
 };
-use crate::mock::kobject::{AttrInfo, Effects, KResult, Mode, Model};
+use crate::kobject::{AttrInfo, Effects, KResult, Mode, Model};
 
 /// The DC motor driver's name.
 pub(crate) const DC_DRIVER: &str = "rcx-motor";

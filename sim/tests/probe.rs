@@ -2,12 +2,13 @@
 //! kernfs as root.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::process::{Command, Output};
 
 use common::{skip, with_kernfs};
-use ev3sysfs::mock::TachoDriver;
+use ev3sysfs_sim::TachoDriver;
 
 fn probe(args: &[&str]) -> Output {
     let mut command = common::own_binary(env!("CARGO_BIN_EXE_ev3-probe"));

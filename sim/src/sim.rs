@@ -2,13 +2,13 @@
 //!
 //! # Model
 //! * Every write reaches a device model's store at once (see
-//!   [`crate::mock::kobject`]): a command takes effect in the store, a
+//!   [`crate::kobject`]): a command takes effect in the store, a
 //!   sensor mode write returns when the new mode's values exist. The
 //!   simulator only advances time.
 //! * Time advances in 2 ms ticks (the tacho driver samples at 500 Hz):
 //!   deterministically with [`Simulator::step`], or in real time with
 //!   [`Simulator::run_realtime`]. Each tick calls every model's
-//!   [`Model::tick`](crate::mock::kobject::Model::tick) through
+//!   [`Model::tick`](crate::kobject::Model::tick) through
 //!   [`MockTree::tick`].
 //! * What motors do (speed regulation, ramps, positions, stop actions,
 //!   stalls) is the tacho model's, `src/mock/tacho.rs`, with its limits.

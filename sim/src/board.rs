@@ -4,7 +4,7 @@
 use super::kernel::{
     kstrtol, match_string, power_attrs, ro, show_int, show_power, show_str, store_power,
 };
-use crate::mock::kobject::{AttrInfo, Effects, KResult, Mode, Model};
+use crate::kobject::{AttrInfo, Effects, KResult, Mode, Model};
 
 /// `power_supply_technology_text[]`.
 const TECHNOLOGIES: [&str; 7] = [

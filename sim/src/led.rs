@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use super::kernel::{kstrtoul, power_attrs, ro, rw, show_int, show_power, store_power};
-use crate::mock::kobject::{AttrInfo, Effects, KResult, Model};
+use crate::kobject::{AttrInfo, Effects, KResult, Model};
 
 /// The triggers of an ev3dev-stretch kernel, in its order.
 const TRIGGERS: [&str; 22] = [

@@ -29,8 +29,8 @@
 
 use std::time::Duration;
 
-use crate::mock::kobject::Effects;
-use crate::mock::TachoDriver;
+use crate::kobject::Effects;
+use crate::TachoDriver;
 
 /// One simulation step: the driver's 500 Hz sampling.
 const STEP: Duration = Duration::from_millis(2);

@@ -1,6 +1,6 @@
 //! The drivers the simulated brick knows: kernel driver names and what
 //! differs between drivers of one class (`max_speed`, sensor modes). The
-//! device models in [`crate::mock::models`] behave by these tables.
+//! device models in [`crate::models`] behave by these tables.
 
 /// Tacho motor drivers of the `legoev3-motor` lego driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

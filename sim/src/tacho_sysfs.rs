@@ -8,7 +8,7 @@ use super::super::kernel::{
     store_power,
 };
 use super::{Command, Run, TachoMotor, COMMANDS, PID_NAMES, STEP, STOP_ACTIONS};
-use crate::mock::kobject::{AttrInfo, Effects, KResult, Mode, Model};
+use crate::kobject::{AttrInfo, Effects, KResult, Mode, Model};
 
 impl TachoMotor {
     fn store_int(&mut self, attr: &str, v: i32) -> KResult<()> {

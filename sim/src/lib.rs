@@ -1,6 +1,8 @@
 //! A simulated brick, so that robot code and this crate run and test on any
 //! Linux host: a FUSE file system that looks and behaves like ev3dev's sysfs
-//! classes (feature `sim`, on by default).
+//! classes. A crate of its own (`ev3sysfs-sim`, a member of ev3sysfs's
+//! workspace), so that a robot program that depends on `ev3sysfs` compiles
+//! none of the simulator's dependencies.
 //!
 //! [`MockTree::new`] mounts a fresh file system on a new, unpredictable
 //! temporary directory and serves it from a thread of this process; dropping
@@ -25,7 +27,7 @@
 //!
 //! ```no_run
 //! # fn main() -> ev3sysfs::Result<()> {
-//! use ev3sysfs::mock::{MockTree, TachoDriver};
+//! use ev3sysfs_sim::{MockTree, TachoDriver};
 //! use ev3sysfs::SysfsDevice;
 //!
 //! let tree = MockTree::new()?;
@@ -39,7 +41,18 @@
 //! # Ok(()) }
 //! ```
 
-#[cfg(feature = "sim")]
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+// The library's modules under their own names, so that the simulator's code
+// reads `crate::error::Error` as it did inside the library.
+use ev3sysfs::{
+    buttons, default_root, discover, error, input, screen, sound, validate_name, value,
+};
+
 mod brick_io;
 mod device;
 mod fs;
@@ -56,7 +69,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-#[cfg(feature = "sim")]
 pub use brick_io::{SimulatedIo, Tone};
 pub use device::MockDevice;
 pub use fs::MARKER_XATTR;

@@ -6,7 +6,7 @@
 //!                                           run CMD with the brick over /sys/class
 //! ```
 //!
-//! The brick is `ev3sysfs::mock::MockTree::ev3()` (eight lego-ports, four
+//! The brick is `ev3sysfs_sim::MockTree::ev3()` (eight lego-ports, four
 //! LEDs, the battery, board-info) plus its devices, simulated in real time.
 //! `--over-sys-class` runs CMD in a private mount namespace (util-linux
 //! `unshare -m` and `mount --bind`, as root) where the brick is bound over
@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::{Arc, Weak};
 
-use ev3sysfs::mock::{MockDevice, MockTree, Simulator};
+use ev3sysfs_sim::{MockDevice, MockTree, Simulator};
 
 const USAGE: &str = "\
 ev3-sim: a simulated EV3 brick (FUSE) for any program

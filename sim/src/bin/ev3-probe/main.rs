@@ -10,8 +10,8 @@ mod sys;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use ev3sysfs::mock::{MockTree, TachoDriver};
 use ev3sysfs::{Access, Backing, SysfsDevice};
+use ev3sysfs_sim::{MockTree, TachoDriver};
 
 use args::{Format, Options};
 use strategy::{Plan, Target};
@@ -212,8 +212,8 @@ fn machine() -> String {
 /// `--response`: a tacho motor on a brick (with --allow-motion), or a
 /// simulated one.
 fn run_response(o: &Options, trials: usize) -> Result<(), String> {
-    use ev3sysfs::mock::Playground;
     use ev3sysfs::motor::TachoMotor;
+    use ev3sysfs_sim::Playground;
     if o.path.is_some() {
         return Err("--response needs a tacho motor: use --port, not --path".into());
     }

@@ -35,7 +35,7 @@ fn programs() -> PathBuf {
 /// `ev3-sim`, when this build has it and the machine can mount it.
 fn simulator() -> Option<PathBuf> {
     let Some(bin) = option_env!("CARGO_BIN_EXE_ev3-sim") else {
-        skip("ev3-sim is not built (cargo test --features sim)");
+        skip("ev3-sim is not built (cargo test)");
         return None;
     };
     if !nix::unistd::geteuid().is_root() {

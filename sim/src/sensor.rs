@@ -21,8 +21,8 @@ use super::kernel::{
     bin, match_string, power_attrs, ro, rw, show_int, show_lego_uevent, show_power, show_str,
     sscanf_u32, store_power,
 };
-use crate::mock::kobject::{AttrInfo, Effects, KResult, Mode, Model};
-use crate::mock::SensorDriver;
+use crate::kobject::{AttrInfo, Effects, KResult, Mode, Model};
+use crate::SensorDriver;
 
 /// The size of `bin_data` (the class's `battr->size`).
 const BIN_DATA_SIZE: u64 = 32;

@@ -91,7 +91,7 @@ impl Shared {
 /// # fn main() -> ev3sysfs::Result<()> {
 /// use std::time::Duration;
 /// use ev3sysfs::buttons::{Button, Buttons};
-/// use ev3sysfs::mock::MockTree;
+/// use ev3sysfs_sim::MockTree;
 /// use ev3sysfs::screen::{Color, Geometry};
 /// use ev3sysfs::sound::Beeper;
 ///

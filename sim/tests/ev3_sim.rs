@@ -3,6 +3,7 @@
 //! /sys/class and exits with its status.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::mock::kobject::{KResult, Mode, Model};
+use crate::kobject::{KResult, Mode, Model};
 
 fn motor() -> TachoMotor {
     TachoMotor::new(TachoDriver::Ev3Large, "ev3-ports:outA")

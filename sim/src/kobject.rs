@@ -1,7 +1,7 @@
 //! The interface between the simulated brick's file system and its device
 //! models: what a kernel driver's `show()`/`store()` callbacks are to sysfs.
 //!
-//! The file system (one per [`crate::mock::MockTree`]) owns the directory
+//! The file system (one per [`crate::MockTree`]) owns the directory
 //! tree, the numbering, the open handles and the pollers; a [`Model`] owns one
 //! device's values and behaviour. Every read at offset 0 calls
 //! [`Model::show`] afresh; every write calls [`Model::store`] once with the

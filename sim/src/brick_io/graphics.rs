@@ -1,8 +1,8 @@
 //! `graphics/fb0`: the framebuffer's class device, for the simulated brick's
 //! tree (what `fbsysfs.c` registers): the geometry [`crate::screen`] reads.
 
-use crate::mock::kobject::{AttrInfo, Effects, KResult, Mode, Model};
-use crate::mock::models::kernel::{power_attrs, ro, show_int, show_power, show_str, store_power};
+use crate::kobject::{AttrInfo, Effects, KResult, Mode, Model};
+use crate::models::kernel::{power_attrs, ro, show_int, show_power, show_str, store_power};
 use crate::screen::Geometry;
 
 /// The simulated framebuffer's sysfs attributes.

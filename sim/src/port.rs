@@ -13,8 +13,8 @@
 //! → what is plugged (an NXT motor is detected as an EV3 large motor).
 
 use super::kernel::{match_string, power_attrs, ro, rw, show_lego_uevent, show_power, show_str};
-use crate::mock::kobject::{AttrInfo, Effects, KResult, Mode, Model, PortRequest};
-use crate::mock::{SensorDriver, TachoDriver};
+use crate::kobject::{AttrInfo, Effects, KResult, Mode, Model, PortRequest};
+use crate::{SensorDriver, TachoDriver};
 
 const INPUT_MODES: [&str; 9] = [
     "auto",

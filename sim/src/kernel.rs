@@ -5,7 +5,7 @@
 //! A store buffer is a C string: the kernel NUL-terminates the written
 //! bytes, so parsing stops at the first NUL.
 
-use crate::mock::kobject::{AttrInfo, Errno, KResult, Mode};
+use crate::kobject::{AttrInfo, Errno, KResult, Mode};
 
 /// The written bytes up to the first NUL (the C string the store sees).
 fn c_str(buf: &[u8]) -> &[u8] {
