@@ -1,8 +1,10 @@
 //! Sensors (`lego-sensor` class): the generic [`Sensor`] and typed sensors
 //! on top of it.
 
+mod remote;
 mod typed;
 
+pub use remote::{Remote, RemoteEvent};
 pub use typed::{
     Color, ColorSensor, GyroSensor, InfraredSensor, NxtLightSensor, RemoteButtons, TouchSensor,
     UltrasonicSensor,
