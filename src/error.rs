@@ -182,6 +182,16 @@ pub enum Error {
         /// Whether the root came from `$EV3SYSFS_ROOT`.
         from_env: bool,
     },
+    /// A gyro's angle changed while the robot stood still: it drifts, and
+    /// a heading held with it would turn the robot in a slow spiral.
+    GyroDrift {
+        /// The gyro's address, e.g. `ev3-ports:in2`.
+        address: String,
+        /// How far the angle moved, in degrees.
+        degrees: i32,
+        /// Over how long.
+        over: std::time::Duration,
+    },
     /// A wait did not see its condition before the timeout.
     Timeout {
         /// What was being waited for.
@@ -399,6 +409,16 @@ impl fmt::Display for Error {
             Error::Timeout { what, waited } => {
                 write!(f, "timed out after {waited:?} waiting for {what}")
             }
+            Error::GyroDrift {
+                address,
+                degrees,
+                over,
+            } => write!(
+                f,
+                "gyro on {address}: its angle moved {degrees}° in {over:?} while the robot stood \
+                 still (drift); keep the robot still and recalibrate (GyroSensor::calibrate), or \
+                 unplug the gyro and plug it back in while still"
+            ),
             Error::UnknownPort { port, valid } => write!(
                 f,
                 "there is no port {port:?} on an EV3; the ports are: {valid}"

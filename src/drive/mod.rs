@@ -40,8 +40,11 @@
 //! # Ok::<(), ev3sysfs::Error>(())
 //! ```
 
+mod held;
 mod odometry;
 mod tank;
+
+pub use held::{FINAL_MM, HOLD_PERIOD};
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -178,16 +181,6 @@ impl DriveBase {
 
     // ----- moves -------------------------------------------------------------
 
-    /// Drives `distance` straight (negative: backwards) and waits.
-    ///
-    /// # Errors
-    /// I/O errors; [`Error::Timeout`] when the move takes more than twice
-    /// its nominal time plus 2 s without stalling.
-    pub fn straight(&self, distance: Millimetres) -> Result<Finished> {
-        self.start_straight(distance)?;
-        self.wait()
-    }
-
     /// Turns in place by `angle` (positive: clockwise, to the right) and
     /// waits. With a gyro, then turns by what the gyro says is left, up to
     /// three times, until within 1 degree.
@@ -224,7 +217,9 @@ impl DriveBase {
         self.wait()
     }
 
-    /// Starts [`DriveBase::straight`] without waiting.
+    /// Starts a straight of `distance` without waiting: both wheels
+    /// `run-to-abs-pos`, each regulated on its own (not held together: use
+    /// [`DriveBase::straight`] for that).
     ///
     /// # Errors
     /// I/O errors.

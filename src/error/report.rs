@@ -78,6 +78,11 @@ impl fmt::Debug for Error {
             GuardFull { capacity },
             UnknownPort { port, valid },
             NoBrick { root, from_env },
+            GyroDrift {
+                address,
+                degrees,
+                over
+            },
             Timeout { what, waited },
         )
     }
