@@ -41,10 +41,12 @@
 //! ```
 
 mod held;
+mod line;
 mod odometry;
 mod tank;
 
 pub use held::{FINAL_MM, HOLD_PERIOD};
+pub use line::{line_pid, LineCalibration};
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
