@@ -26,8 +26,13 @@ const KI: i64 = 8;
 
 impl DriveBase {
     /// Drives `distance` straight (negative: backwards), holding the
-    /// heading (see [`held`](self)), and waits. A stall stops both motors
-    /// and returns [`Finished::Stalled`].
+    /// heading, and waits. Both wheels run speed-regulated and every
+    /// [`HOLD_PERIOD`] their speeds are corrected (PI) by the heading error,
+    /// from the gyro when the base has one, else from the difference of the
+    /// two encoders: a dragged wheel is waited for, the robot does not
+    /// curve. The last [`FINAL_MM`] are a `run-to-abs-pos` of both wheels
+    /// to the same distance, sent back to back: they stop together. A stall
+    /// stops both motors and returns [`Finished::Stalled`].
     ///
     /// # Errors
     /// I/O errors; [`Error::Timeout`] when the move takes more than twice
