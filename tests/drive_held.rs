@@ -153,3 +153,41 @@ fn gyro_reset_after_another_program_left_it_in_rate_mode() {
     // is what a real EV3 gyro resets on.)
     assert_eq!(stores, ["GYRO-ANG"], "the mode change that resets");
 }
+
+#[test]
+fn a_gyro_held_straight_with_a_dragged_wheel() {
+    let Some(tree) = common::ev3_brick() else {
+        return;
+    };
+    let tree = Arc::new(tree);
+    let left_dev = tree.add_tacho_motor("outB", TachoDriver::Ev3Large).unwrap();
+    let right_dev = tree.add_tacho_motor("outC", TachoDriver::Ev3Large).unwrap();
+    let gyro_dev = tree.add_sensor("in2", SensorDriver::Ev3Gyro).unwrap();
+    let mut sim = Simulator::new(Arc::clone(&tree)).unwrap();
+    // The gyro sees the robot's true heading (clockwise), from the wheels.
+    let (l, r) = (left_dev.clone(), right_dev.clone());
+    sim.script_sensor(&gyro_dev, 0, move |w| {
+        let mm = |c: i64| c as f64 / 360.0 * std::f64::consts::PI * 56.0;
+        let rad = (mm(w.position(&l)) - mm(w.position(&r))) / 112.0;
+        rad.to_degrees().round() as i64
+    });
+    let sim = sim.run_realtime();
+    let base = DriveBase::new(
+        TachoMotor::large(tree.root(), "outB").unwrap(),
+        TachoMotor::large(tree.root(), "outC").unwrap(),
+        Millimetres(56),
+        Millimetres(112),
+    )
+    .unwrap()
+    .with_gyro(GyroSensor::find(tree.root(), "in2").unwrap())
+    .unwrap();
+    let (worst, end) = with_dragged_left_wheel(&tree, &left_dev, &sim, || {
+        assert_eq!(base.straight(Millimetres(500)).unwrap(), Finished::Done);
+    });
+    let pose = base.state().unwrap();
+    println!("gyro-held, dragged left wheel: apart by up to {worst} counts, end {end}; {pose:?}");
+    assert!(worst < 100, "{worst}");
+    assert!((pose.x().0 - 500).abs() <= 10, "{pose:?}");
+    assert!(pose.y().0.abs() <= 20, "within 20 mm of the line: {pose:?}");
+    assert!(pose.heading().0.abs() <= 2, "{pose:?}");
+}
