@@ -97,3 +97,28 @@ fn the_remote_example_runs_on_the_simulated_brick() {
     std::env::set_var("EV3SYSFS_ROOT", empty.path());
     remote_example::main().unwrap();
 }
+
+#[test]
+fn beacon_is_typed_and_waited_for() {
+    let Some(tree) = common::brick() else { return };
+    let mock = tree.add_sensor("in4", SensorDriver::Ev3Infrared).unwrap();
+    let ir = InfraredSensor::find(tree.root(), "in4").unwrap();
+    // Channel 2: values 2 (heading) and 3 (distance); -128 is "no beacon".
+    ir.beacon(2).unwrap();
+    mock.set_int("value3", -128).unwrap();
+    assert_eq!(ir.beacon(2).unwrap(), None);
+    let e = ir
+        .wait_for_beacon(2, Duration::from_millis(30))
+        .unwrap_err();
+    assert!(matches!(e, ev3sysfs::Error::Timeout { .. }), "{e:#?}");
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(50));
+            mock.set_int("value2", -7).unwrap();
+            mock.set_int("value3", 42).unwrap();
+        });
+        let b = ir.wait_for_beacon(2, Duration::from_secs(2)).unwrap();
+        assert_eq!((b.channel, b.heading, b.distance), (2, -7, 42));
+    });
+    assert!(ir.beacon(5).is_err());
+}

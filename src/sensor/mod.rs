@@ -4,7 +4,7 @@
 mod remote;
 mod typed;
 
-pub use remote::{Remote, RemoteEvent};
+pub use remote::{Beacon, Remote, RemoteEvent};
 pub use typed::{
     Color, ColorSensor, GyroSensor, InfraredSensor, NxtLightSensor, RemoteButtons, TouchSensor,
     UltrasonicSensor,

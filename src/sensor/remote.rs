@@ -10,6 +10,57 @@ use super::{InfraredSensor, RemoteButtons};
 use crate::error::Result;
 use crate::units::Percent;
 
+/// The IR beacon as the sensor sees it (`IR-SEEK`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Beacon {
+    /// The channel, 1..=4.
+    pub channel: u8,
+    /// Direction, -25 (far left) ..= 25 (far right), 0 straight ahead.
+    pub heading: i32,
+    /// Distance, 0..=100 (about 2 m at 100).
+    pub distance: i32,
+}
+
+impl InfraredSensor {
+    /// The beacon on `channel` (1..=4), or `None` when none is seen (the
+    /// mode is re-checked on the device, as every typed reading).
+    ///
+    /// # Errors
+    /// [`crate::Error::OutOfRange`] for a bad channel; mode and read errors.
+    pub fn beacon(&self, channel: u8) -> Result<Option<Beacon>> {
+        Ok(self.seek(channel)?.map(|(heading, distance)| Beacon {
+            channel,
+            heading,
+            distance,
+        }))
+    }
+
+    /// Waits up to `timeout` until the beacon on `channel` is seen (reads
+    /// every [`Remote::PERIOD`], sleeping in between).
+    ///
+    /// # Errors
+    /// [`crate::Error::Timeout`]; as [`InfraredSensor::beacon`].
+    pub fn wait_for_beacon(&self, channel: u8, timeout: Duration) -> Result<Beacon> {
+        let start = Instant::now();
+        loop {
+            if let Some(b) = self.beacon(channel)? {
+                return Ok(b);
+            }
+            let left = timeout.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(crate::Error::Timeout {
+                    what: format!(
+                        "the IR beacon on channel {channel} ({})",
+                        self.sensor().address()
+                    ),
+                    waited: start.elapsed(),
+                });
+            }
+            std::thread::sleep(left.min(Remote::PERIOD));
+        }
+    }
+}
+
 /// A change on one remote channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RemoteEvent {
