@@ -22,7 +22,8 @@
 //! # How it waits
 //! Each wake-up is one `poll` on every source's descriptor at once
 //! (`POLLPRI` on the motors' `state` and the sensors' value files, which
-//! the kernel notifies; `POLLIN` on the buttons' input device), then one
+//! the kernel notifies, the left wheel's for a drive base; `POLLIN` on the
+//! buttons' input device), then one
 //! `pread` per source (and the queued button events) to decide. Since
 //! ev3dev notifies `state` at most every 50 ms and most sensor values not
 //! at all, the `poll` timeout is the shortest re-check period of the
@@ -38,6 +39,7 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 use crate::attr::{Attribute, Backing};
 use crate::buttons::{Action, Button, Buttons};
+use crate::drive::DriveBase;
 use crate::error::{Error, Operation, Result};
 use crate::motor::{State, TachoMotor};
 use crate::sensor::{Sensor, TouchSensor};
@@ -97,6 +99,9 @@ enum Condition<'a> {
         buttons: &'a Buttons,
         button: Option<Button>,
     },
+    Drive {
+        base: &'a DriveBase,
+    },
 }
 
 impl Condition<'_> {
@@ -105,19 +110,23 @@ impl Condition<'_> {
             Condition::Motor { motor, .. } => (motor.state_attribute().as_fd(), PollFlags::POLLPRI),
             Condition::Value { attribute, .. } => (attribute.as_fd(), PollFlags::POLLPRI),
             Condition::Button { buttons, .. } => (buttons.as_fd(), PollFlags::POLLIN),
+            Condition::Drive { base } => {
+                (base.left().state_attribute().as_fd(), PollFlags::POLLPRI)
+            }
         }
     }
 
     fn period(&self) -> Duration {
         let sysfs = match self {
             Condition::Motor { motor, .. } => motor.is_sysfs(),
+            Condition::Drive { base } => base.left().is_sysfs(),
             Condition::Value { attribute, .. } => attribute.backing() == Backing::Sysfs,
             // Input devices wake the poll themselves.
             Condition::Button { .. } => return Duration::from_secs(60),
         };
         match (sysfs, self) {
             (false, _) => Duration::from_millis(10),
-            (true, Condition::Motor { .. }) => WaitAny::MOTOR_PERIOD,
+            (true, Condition::Motor { .. } | Condition::Drive { .. }) => WaitAny::MOTOR_PERIOD,
             (true, _) => WaitAny::SENSOR_PERIOD,
         }
     }
@@ -125,6 +134,8 @@ impl Condition<'_> {
     fn ready(&self) -> Result<bool> {
         match self {
             Condition::Motor { motor, done } => Ok(done(motor.state()?)),
+            // Updates the odometry; a stall stops both motors.
+            Condition::Drive { base } => Ok(base.check()?.is_some()),
             Condition::Value {
                 attribute,
                 threshold,
@@ -206,6 +217,12 @@ impl<'a> WaitAny<'a> {
     /// Ready when `motor` stalls (or no longer runs).
     pub fn motor_stalled(&mut self, motor: &'a TachoMotor) -> Source {
         self.motor_state(motor, |s| s.stalled() || !s.running())
+    }
+
+    /// Ready when the drive base's move is over (neither wheel runs; a
+    /// stall stops both). Each look updates its odometry.
+    pub fn drive_done(&mut self, base: &'a DriveBase) -> Source {
+        self.add(Condition::Drive { base })
     }
 
     /// Ready while the touch sensor is `pressed` (or released).

@@ -261,3 +261,37 @@ fn one_poll_per_wake_up_and_no_busy_loop() {
         polls.len()
     );
 }
+
+#[test]
+fn a_drive_base_move_or_a_deadline() {
+    let Some(b) = brick() else { return };
+    b.tree
+        .add_tacho_motor("outB", TachoDriver::Ev3Large)
+        .unwrap();
+    b.tree
+        .add_tacho_motor("outC", TachoDriver::Ev3Large)
+        .unwrap();
+    let _sim = Simulator::new(Arc::clone(&b.tree)).unwrap().run_realtime();
+    let base = ev3sysfs::drive::DriveBase::new(
+        TachoMotor::large(b.tree.root(), "outB").unwrap(),
+        TachoMotor::large(b.tree.root(), "outC").unwrap(),
+        ev3sysfs::units::Millimetres(56),
+        ev3sysfs::units::Millimetres(112),
+    )
+    .unwrap();
+    let mut any = WaitAny::new();
+    let moved = any.drive_done(&base);
+    base.start_straight(ev3sysfs::units::Millimetres(100))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(
+        any.wait(Duration::from_millis(50)).unwrap(),
+        Happened::Deadline
+    );
+    assert_eq!(
+        any.wait(Duration::from_secs(5)).unwrap(),
+        Happened::Ready(moved)
+    );
+    let d = base.distance().unwrap().0;
+    assert!((95..=105).contains(&d), "{d}");
+}
