@@ -2,6 +2,7 @@
 //! remembers. Between two calls through this crate a second process (a
 //! shell `echo`, as `brickrun` scripts or python-ev3dev2 do) changes the
 //! device on the simulated brick; the next call must still take effect.
+//! The last test does it with an unmodified python-ev3dev2 program.
 //! Skips (with a reason) where no simulated brick can be mounted or no
 //! `sh` runs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -113,4 +114,66 @@ fn distance_reads_the_right_mode_after_another_program_switched_it() {
     );
     assert_eq!(read(&dir.join("mode")), "US-DIST-CM");
     assert_eq!(us.sensor().decimals(), 1);
+}
+
+/// Runs a python-ev3dev2 snippet against the simulated brick at `root`
+/// (ev3dev2 reads its devices under `Device.DEVICE_ROOT_PATH`); `false`
+/// (with the reason printed) when python3 or python-ev3dev2 is missing.
+fn python_ev3dev2(root: &Path, code: &str) -> bool {
+    let program = format!(
+        "import sys\nfrom ev3dev2 import Device\nDevice.DEVICE_ROOT_PATH = sys.argv[1]\n{code}\n"
+    );
+    match Command::new("python3")
+        .arg("-c")
+        .arg(&program)
+        .arg(root)
+        .output()
+    {
+        Ok(out) if out.status.success() => true,
+        Ok(out) => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            if err.contains("No module named 'ev3dev2'") {
+                common::skip("python-ev3dev2 is missing (scripts/install-test-deps installs it)");
+                return false;
+            }
+            panic!("python-ev3dev2 failed: {err}");
+        }
+        Err(e) => {
+            common::skip(&format!("python3 is missing: {e}"));
+            false
+        }
+    }
+}
+
+#[test]
+fn python_ev3dev2_between_our_calls() {
+    let Some(tree) = common::brick() else { return };
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    tree.add_sensor("in2", SensorDriver::Ev3Ultrasonic).unwrap();
+    let motor = TachoMotor::find(tree.root(), "outA").unwrap();
+    let us = UltrasonicSensor::find(tree.root(), "in2").unwrap();
+    motor.run_direct(40).unwrap();
+    motor.set_stop_action(StopAction::Coast).unwrap();
+    assert_eq!(us.distance_mm().unwrap(), 2550);
+    // An unmodified python-ev3dev2 program stops the motor, sets its stop
+    // action and switches the ultrasonic sensor to inches.
+    let python = "from ev3dev2.motor import LargeMotor\n\
+                  from ev3dev2.sensor.lego import UltrasonicSensor\n\
+                  m = LargeMotor('ev3-ports:outA')\n\
+                  m.stop_action = 'hold'\n\
+                  m.stop()\n\
+                  us = UltrasonicSensor('ev3-ports:in2')\n\
+                  print(us.distance_inches)";
+    if !python_ev3dev2(tree.root(), python) {
+        return;
+    }
+    assert!(!motor.state().unwrap().running(), "python stopped it");
+    let dir = us.sensor().device().dir().to_path_buf();
+    assert_eq!(read(&dir.join("mode")), "US-DIST-IN", "python switched it");
+    assert_eq!(read(&motor.device().dir().join("stop_action")), "hold");
+    motor.run_direct(40).unwrap();
+    assert!(motor.state().unwrap().running());
+    motor.set_stop_action(StopAction::Coast).unwrap();
+    assert_eq!(motor.stop_action().unwrap(), StopAction::Coast);
+    assert_eq!(us.distance_mm().unwrap(), 2550);
 }
