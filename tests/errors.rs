@@ -92,4 +92,13 @@ fn speeds_are_reported_in_the_unit_they_were_given_in() {
     assert!(structured.contains("value: 2000"), "{structured}");
     // Nothing was written.
     assert!(!m.state().unwrap().running());
+    // The same through a tank.
+    tree.add_tacho_motor("outB", TachoDriver::Ev3Large).unwrap();
+    tree.add_tacho_motor("outC", TachoDriver::Ev3Large).unwrap();
+    let tank = ev3sysfs::motor::Tank::large(tree.root(), "outB", "outC").unwrap();
+    let e = tank.on(Percent(50), Percent(150)).unwrap_err();
+    assert!(
+        e.to_string().contains("150 is out of range -100..=100"),
+        "{e}"
+    );
 }
