@@ -135,7 +135,10 @@ impl DriveBase {
     /// Uses `gyro` for the heading: the odometry's heading (and so `x`,
     /// `y`) comes from the gyro's angle, and [`DriveBase::turn`] corrects
     /// the remaining error the gyro sees after each turn. The gyro's
-    /// current angle becomes heading 0 (keep the robot still).
+    /// current angle becomes heading 0 (keep the robot still). A drifting
+    /// gyro turns a held straight into a slow spiral: check it first with
+    /// [`GyroSensor::check_still`] (an [`Error::GyroDrift`] names the
+    /// drift and the fix: recalibrate while still).
     ///
     /// # Errors
     /// Read errors.
