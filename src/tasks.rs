@@ -32,6 +32,10 @@
 //! ([`zip`], [`or`]: the first of two to finish, the other dropped) are futures-lite's. Both are smol's building
 //! blocks, maintained, free of `unsafe` in this crate's use, and far smaller
 //! than a multi-threaded runtime (no thread pool on a one-core, 64 MB brick).
+//! Measured: one program waiting for a move or a button press is 350 728
+//! bytes with [`crate::wait::WaitAny`] and 400 200 bytes with these futures
+//! (static armv5te release build, `scripts/cargo-armv5te build --release`):
+//! the runtime costs about 48 KiB.
 //!
 //! # How the futures wait
 //! Button futures sleep in epoll on the input device (`POLLIN`: woken by
