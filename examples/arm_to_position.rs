@@ -1,15 +1,15 @@
 //! Homes an arm against its end stop, then moves it to a position.
 //!
-//! On a brick: medium motor on outC. Elsewhere: a simulated brick whose arm
-//! has end stops.
+//! On a brick: medium motor on outC. Elsewhere: the built-in world `arm`
+//! (an arm with end stops).
 //!
 //!     cargo run --example arm_to_position
 
-mod common;
 use ev3sysfs::prelude::*;
+use ev3sysfs_sim::Playground;
 
 pub fn main() -> Result<()> {
-    let brick = common::arm_world()?;
+    let brick = Playground::brick_or_world("arm")?;
     let arm = TachoMotor::medium(brick.root(), "outC")?;
     let _guard = StopGuard::protecting(&arm)?;
     arm.run_until_stalled(Percent(-30), Then::Coast, None)?;

@@ -2,15 +2,15 @@
 //! guard stops the motors however the program ends (Ctrl-C, panic, error).
 //!
 //! On a brick: large motors on outB (left) and outC (right), touch sensor
-//! on in1. Elsewhere: a simulated brick with a wall 400 mm ahead.
+//! on in1. Elsewhere: the built-in world `bumper` (a wall ahead).
 //!
 //!     cargo run --example bumper
 
-mod common;
 use ev3sysfs::prelude::*;
+use ev3sysfs_sim::Playground;
 
 pub fn main() -> Result<()> {
-    let brick = common::bumper_world()?;
+    let brick = Playground::brick_or_world("bumper")?;
     let tank = Tank::large(brick.root(), "outB", "outC")?;
     let bumper = TouchSensor::find(brick.root(), "in1")?;
     let _guard = StopGuard::protecting(&tank)?;

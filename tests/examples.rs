@@ -1,12 +1,17 @@
 //! The robot examples (`bumper`, `line_follower`, `arm_to_position`) run
-//! in this process on a simulated brick (EV3SYSFS_ROOT is an empty
-//! directory, so each builds its simulated world) and end with `Ok`. Skips
-//! (with a reason) where no simulated brick can be mounted.
+//! unchanged in this process in their built-in worlds (EV3SYSFS_ROOT is an
+//! empty directory: no brick), end with `Ok` and reach their goal: the
+//! bumper stops the tank within 20 mm of the wall, the line follower
+//! completes a lap within twice the ideal time, the arm ends 120 degrees
+//! above its low end stop. Skips (with a reason) where no simulated brick
+//! can be mounted.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 // Each example brings its own copy of examples/common.
 #![allow(clippy::duplicate_mod)]
 
 mod common;
+
+use ev3sysfs_sim::{Playground, WorldReport};
 
 #[path = "../examples/bumper.rs"]
 mod bumper;
@@ -35,6 +40,35 @@ fn robot_examples_run_on_the_simulated_brick() {
     for (name, main) in examples {
         let start = std::time::Instant::now();
         main().unwrap_or_else(|e| panic!("example {name}: {e}"));
-        println!("example {name}: ok in {:?}", start.elapsed());
+        let report = Playground::last_report().expect("a world report");
+        println!("example {name}: ok in {:?}: {report}", start.elapsed());
+        check(name, &report);
+    }
+}
+
+/// The example reached its goal in its world.
+fn check(name: &str, report: &WorldReport) {
+    match name {
+        "bumper" => {
+            let gap = report.gap_ahead_mm.expect("a wall ahead");
+            assert!(gap <= 20.0, "{report}");
+            assert!(report.driven_mm > 400.0, "{report}");
+        }
+        "line_follower" => {
+            // The ideal: the lap's length at the program's 30 % speed
+            // (315 counts/s of a 56 mm wheel: 154 mm/s).
+            let (length, lap) = report.lap.expect("a track");
+            let ideal = length / (315.0 / 360.0 * std::f64::consts::PI * 56.0);
+            let lap = lap.unwrap_or_else(|| panic!("no lap: {report}"));
+            assert!(
+                lap.as_secs_f64() <= 2.0 * ideal,
+                "ideal {ideal:.1} s: {report}"
+            );
+        }
+        "arm_to_position" => {
+            let (_, angle, (low, _)) = report.arms[0].clone();
+            assert!((angle - low - 120.0).abs() <= 2.0, "{report}");
+        }
+        _ => unreachable!(),
     }
 }

@@ -21,6 +21,10 @@
 //! tree, with `EV3SYSFS_ROOT=<root>` or bound over `/sys/class` (see the
 //! `ev3-sim` binary).
 //!
+//! A [`world`] puts a robot in an arena behind the files: its motors move
+//! it, its sensors see what it meets ([`Simulator::add_world`],
+//! `ev3-sim --world bumper`, [`Playground::brick_or_world`]).
+//!
 //! It needs `/dev/fuse` and either root (the tree is mounted with the mount
 //! system call) or fuse3's `fusermount3`. Without them [`MockTree::new`]
 //! fails with an error that says so, at once.
@@ -62,6 +66,7 @@ mod playground;
 pub mod sim;
 mod spec;
 mod state;
+pub mod world;
 
 use std::collections::VecDeque;
 use std::io;
@@ -73,8 +78,9 @@ pub use brick_io::{SimulatedIo, Tone};
 pub use device::MockDevice;
 pub use fs::MARKER_XATTR;
 pub use playground::Playground;
-pub use sim::{RealtimeSim, Simulator, World, TICK};
+pub use sim::{RealtimeSim, SimHandle, Simulator, World, TICK};
 pub use spec::{SensorDriver, TachoDriver};
+pub use world::{LiveWorld, WorldReport, WorldSpec};
 
 use crate::error::{Error, Operation, Result};
 use kobject::{Effects, Model};

@@ -48,6 +48,8 @@ pub(crate) struct Sensor {
     /// The values of each mode (fixed point, as `valueN` shows them).
     values: Vec<Vec<i64>>,
     poll_ms: u32,
+    /// Mode changes and `direct` writes so far (a gyro resets its angle).
+    resets: u64,
 }
 
 impl Sensor {
@@ -65,6 +67,7 @@ impl Sensor {
             mode: 0,
             values,
             poll_ms: 50,
+            resets: 0,
         }
     }
 
@@ -112,6 +115,26 @@ impl Sensor {
         Ok(())
     }
 
+    /// Sets the values of mode `mode` (what the sensor measures in that
+    /// mode), so that a switch to it reads them at once; in the current
+    /// mode, as [`Sensor::set_value`] does.
+    pub(crate) fn set_mode_values(&mut self, mode: usize, values: &[i64], fx: &mut Effects) {
+        if mode == self.mode {
+            for (i, v) in values.iter().enumerate() {
+                let _ = self.set_value(i, *v, fx);
+            }
+        } else if let Some(slots) = self.values.get_mut(mode) {
+            for (slot, v) in slots.iter_mut().zip(values) {
+                *slot = *v;
+            }
+        }
+    }
+
+    /// How many mode changes and `direct` writes the sensor has seen.
+    pub(crate) fn resets(&self) -> u64 {
+        self.resets
+    }
+
     /// `bin_data`: the current values in `bin_data_format`.
     fn bin_data(&self, out: &mut Vec<u8>) {
         let decimals = self.driver.modes()[self.mode].4;
@@ -133,7 +156,11 @@ impl Sensor {
 
     fn store_mode(&mut self, value: &[u8], fx: &mut Effects) -> KResult<()> {
         let names: Vec<&str> = self.driver.modes().iter().map(|m| m.0).collect();
-        self.mode = match_string(value, &names).ok_or(libc::EINVAL)?;
+        let mode = match_string(value, &names).ok_or(libc::EINVAL)?;
+        if mode != self.mode {
+            self.resets += 1;
+        }
+        self.mode = mode;
         fx.attributes_changed = true;
         Ok(())
     }
@@ -269,7 +296,10 @@ impl Model for Sensor {
         match self.bus() {
             Bus::Analog => Err(libc::EOPNOTSUPP),
             Bus::Uart if offset != 0 || value.len() > 32 => Err(libc::EINVAL),
-            Bus::Uart => Ok(value.len()),
+            Bus::Uart => {
+                self.resets += 1;
+                Ok(value.len())
+            }
             Bus::I2c => Ok(value.len().min((DIRECT_SIZE - offset) as usize)),
         }
     }

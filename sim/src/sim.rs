@@ -14,14 +14,17 @@
 //!   stalls) is the tacho model's, `src/mock/tacho.rs`, with its limits.
 //! * [`Simulator::block`] holds a motor still (a wall, a hand);
 //!   [`Simulator::end_stops`] limits its travel.
-//! * Sensor values come from scripts ([`Simulator::script_sensor`]),
-//!   evaluated every tick and injected into the sensor's model.
+//! * Sensor values come from a world ([`Simulator::add_world`]: a robot
+//!   in an arena, see [`crate::world`]) and from scripts
+//!   ([`Simulator::script_sensor`]), evaluated every tick, the world
+//!   first, and injected into the sensor's model.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::models::tacho::TachoMotor;
+use super::world::{LiveWorld, WorldSpec};
 use super::{MockDevice, MockTree};
 use crate::error::Result;
 
@@ -59,6 +62,7 @@ pub struct Simulator {
     tree: Arc<MockTree>,
     scripts: Vec<(MockDevice, usize, Script)>,
     time: Duration,
+    world: Option<LiveWorld>,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -67,6 +71,7 @@ impl std::fmt::Debug for Simulator {
             .field("root", &self.tree.root())
             .field("scripts", &self.scripts.len())
             .field("time", &self.time)
+            .field("world", &self.world.as_ref().map(|w| w.spec().name()))
             .finish()
     }
 }
@@ -81,7 +86,32 @@ impl Simulator {
             tree,
             scripts: Vec::new(),
             time: Duration::ZERO,
+            world: None,
         })
+    }
+
+    /// Plugs the devices of world `spec` into the tree and runs the world
+    /// from now on (see [`crate::world`]); returns the plugged
+    /// devices by port. A world replaces the previous one (whose devices
+    /// stay plugged).
+    ///
+    /// # Errors
+    /// Errors plugging a device.
+    pub fn add_world(&mut self, spec: &WorldSpec) -> Result<Vec<(String, MockDevice)>> {
+        let world = LiveWorld::plug(&self.tree, spec)?;
+        let devices = world.devices().to_vec();
+        self.world = Some(world);
+        Ok(devices)
+    }
+
+    /// The running world, if any.
+    pub fn world(&self) -> Option<&LiveWorld> {
+        self.world.as_ref()
+    }
+
+    /// The running world, to move the robot or trace it.
+    pub fn world_mut(&mut self) -> Option<&mut LiveWorld> {
+        self.world.as_mut()
     }
 
     /// The simulated tree.
@@ -160,6 +190,9 @@ impl Simulator {
         for _ in 0..ticks {
             self.tree.tick(TICK);
             self.time += TICK;
+            if let Some(world) = &mut self.world {
+                world.tick(TICK);
+            }
             self.run_scripts();
         }
     }
@@ -232,6 +265,27 @@ impl RealtimeSim {
     pub fn with<R>(&self, f: impl FnOnce(&mut Simulator) -> R) -> R {
         let mut s = self.sim.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut s)
+    }
+
+    /// A handle to the simulator for another thread (a control server):
+    /// it does not keep the simulator alive.
+    pub fn handle(&self) -> SimHandle {
+        SimHandle(Arc::downgrade(&self.sim))
+    }
+}
+
+/// A weak handle to a [`RealtimeSim`]'s simulator (see
+/// [`RealtimeSim::handle`]).
+#[derive(Debug, Clone)]
+pub struct SimHandle(std::sync::Weak<Mutex<Simulator>>);
+
+impl SimHandle {
+    /// Runs `f` on the simulator between two steps; `None` once the
+    /// simulator is gone.
+    pub fn with<R>(&self, f: impl FnOnce(&mut Simulator) -> R) -> Option<R> {
+        let sim = self.0.upgrade()?;
+        let mut s = sim.lock().unwrap_or_else(|p| p.into_inner());
+        Some(f(&mut s))
     }
 }
 

@@ -149,6 +149,13 @@ pub(crate) struct TachoMotor {
     end_stops: Option<(f64, f64)>,
     still_for: Duration,
     shown_state: String,
+    /// The speed the driver asked for in the last step (internal frame):
+    /// what a blocked motor pushes with.
+    wanted: f64,
+    /// The counter (`position`) minus the shaft's physical turn since
+    /// plug-in: writing `position` or `reset` moves the counter, not the
+    /// shaft or its end stops.
+    counter_offset: f64,
 }
 
 impl TachoMotor {
@@ -176,6 +183,8 @@ impl TachoMotor {
             end_stops: None,
             still_for: Duration::ZERO,
             shown_state: String::new(),
+            wanted: 0.0,
+            counter_offset: 0.0,
         }
     }
 
@@ -195,6 +204,29 @@ impl TachoMotor {
     /// The speed as `speed` shows it (counts/s, polarity applied).
     pub(crate) fn speed(&self) -> i64 {
         (self.speed.round() as i64) * i64::from(self.sign())
+    }
+
+    /// The shaft's position (counts, internal frame: how far it physically
+    /// turned, whatever `polarity` says), for the simulated world.
+    pub(crate) fn shaft_position(&self) -> f64 {
+        self.position - self.counter_offset
+    }
+
+    /// Sets the counter to `counts` (internal frame): the shaft stays where
+    /// it is, its end stops too (they move in counter terms).
+    pub(crate) fn set_counter(&mut self, counts: f64) {
+        let d = counts - self.position;
+        self.position = counts;
+        self.counter_offset += d;
+        if let Some((low, high)) = self.end_stops {
+            self.end_stops = Some((low + d, high + d));
+        }
+    }
+
+    /// The speed the driver asked for in the last step (counts/s, internal
+    /// frame), also while blocked.
+    pub(crate) fn wanted_speed(&self) -> f64 {
+        self.wanted
     }
 
     /// Holds the motor still (a wall, a hand) or lets it go.
@@ -360,7 +392,7 @@ impl TachoMotor {
             }
             Command::Reset => {
                 self.stop(None);
-                self.position = 0.0;
+                self.set_counter(0.0);
                 self.holding = None;
                 self.pids = default_pids(self.driver);
                 self.still_for = Duration::ZERO;
@@ -414,6 +446,7 @@ impl TachoMotor {
 
     /// One 2 ms step of the driver and the motor.
     fn step(&mut self) {
+        self.wanted = 0.0;
         let ramp_ended = self.step_ramp();
         let ramp_speed = self.ramp.map(|r| r.setpoint);
         let target = match self.run {
@@ -456,6 +489,7 @@ impl TachoMotor {
             Run::Direct => f64::from(self.active.duty_cycle_sp) / 100.0 * self.max_speed,
             Run::ToPos { target } => self.run_to_pos_speed(target, ramp_speed),
         };
+        self.wanted = target;
         let dv = target - self.speed;
         let max_dv = self.max_speed * 20.0 * STEP_S;
         self.speed = if dv.abs() > max_dv {

@@ -34,7 +34,7 @@ impl TachoMotor {
                 }
             }
             "position" => {
-                self.position = f64::from(v.wrapping_mul(s));
+                self.set_counter(f64::from(v.wrapping_mul(s)));
                 if self.holding.is_some() {
                     self.holding = Some(self.position);
                 }

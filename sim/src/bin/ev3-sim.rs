@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::{Arc, Weak};
 
-use ev3sysfs_sim::{MockDevice, MockTree, Simulator};
+use ev3sysfs_sim::{MockDevice, MockTree, Simulator, WorldSpec};
 
 const USAGE: &str = "\
 ev3-sim: a simulated EV3 brick (FUSE) for any program
@@ -42,6 +42,10 @@ touch on in1, gyro on in2, color on in3, infrared on in4):
   --motor PORT:DRIVER     the same, as --device
   --sensor PORT:DRIVER    the same, as --device
   --empty                 plug nothing
+  --world NAME|FILE       a simulated world: a robot in an arena whose
+                          sensors see what its motors do; plugs the world's
+                          devices. Built in: bumper, line, sorter, arm,
+                          empty; or a world file (TOML, see the README)
 
 Every brick has the eight lego-ports, the four brick LEDs, the battery and
 board-info. Needs /dev/fuse and root (or fuse3's fusermount3 for --mount).
@@ -67,6 +71,7 @@ struct Options {
     over_sys_class: bool,
     devices: Vec<(String, String)>,
     empty: bool,
+    world: Option<String>,
     command: Vec<String>,
 }
 
@@ -84,6 +89,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--mount" => o.mount = Some(PathBuf::from(value("--mount")?)),
             "--over-sys-class" => o.over_sys_class = true,
             "--empty" => o.empty = true,
+            "--world" => o.world = Some(value("--world")?),
             "--device" | "--motor" | "--sensor" => {
                 let spec = value(arg)?;
                 let (port, driver) = spec
@@ -106,6 +112,24 @@ fn parse(args: &[String]) -> Result<Options, String> {
         }
         _ => Ok(o),
     }
+}
+
+/// The simulator of `tree` with the devices of `o` plugged in (a world's
+/// when `--world` is given), and the devices by port.
+fn simulate(
+    tree: &Arc<MockTree>,
+    o: &Options,
+) -> Result<(Simulator, Vec<(String, MockDevice)>), String> {
+    let mut sim = Simulator::new(Arc::clone(tree)).map_err(|e| e.to_string())?;
+    let plugged = match &o.world {
+        Some(world) => {
+            let spec = WorldSpec::load(world).map_err(|e| e.to_string())?;
+            log::info!("world {}: {}", spec.name(), spec.about());
+            sim.add_world(&spec).map_err(|e| e.to_string())?
+        }
+        None => build(tree, o)?,
+    };
+    Ok((sim, plugged))
 }
 
 /// Plugs the devices of `o`; returns them by port.
@@ -217,10 +241,9 @@ fn block_signals() -> Result<nix::sys::signal::SigSet, String> {
 fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
     let signals = block_signals()?;
     let tree = Arc::new(MockTree::ev3_at(&dir).map_err(|e| e.to_string())?);
-    let control = Control::start(&tree, build(&tree, o)?)?;
-    let sim = Simulator::new(Arc::clone(&tree))
-        .map_err(|e| e.to_string())?
-        .run_realtime();
+    let (sim, plugged) = simulate(&tree, o)?;
+    let control = Control::start(&tree, plugged)?;
+    let sim = sim.run_realtime();
     println!("ev3-sim: serving a simulated brick at {}", dir.display());
     println!(
         "ev3-sim: EV3SYSFS_ROOT={} ; SIGINT/SIGTERM to stop",
@@ -229,10 +252,18 @@ fn serve(dir: PathBuf, o: &Options) -> Result<u8, String> {
     println!("ev3-sim: EV3SIM_CONTROL={}", control.path.display());
     let signal = signals.wait().map_err(|e| format!("sigwait: {e}"))?;
     log::info!("{signal:?}: unmounting");
+    report(&sim);
     drop(control);
     drop(sim);
     drop(tree);
     Ok(0)
+}
+
+/// Says what happened in the world, if there is one.
+fn report(sim: &ev3sysfs_sim::RealtimeSim) {
+    if let Some(report) = sim.with(|s| s.world().map(|w| w.report())) {
+        eprintln!("ev3-sim: {report}");
+    }
 }
 
 fn over_sys_class(o: &Options) -> Result<u8, String> {
@@ -240,10 +271,9 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
         return Err("--over-sys-class needs root (a mount namespace and a bind mount)".into());
     }
     let tree = Arc::new(MockTree::ev3().map_err(|e| e.to_string())?);
-    let control = Control::start(&tree, build(&tree, o)?)?;
-    let sim = Simulator::new(Arc::clone(&tree))
-        .map_err(|e| e.to_string())?
-        .run_realtime();
+    let (sim, plugged) = simulate(&tree, o)?;
+    let control = Control::start(&tree, plugged)?;
+    let sim = sim.run_realtime();
     // util-linux: a private mount namespace, the brick bound over
     // /sys/class, then the command.
     let status = Command::new("unshare")
@@ -255,6 +285,7 @@ fn over_sys_class(o: &Options) -> Result<u8, String> {
         .env("EV3SIM_CONTROL", &control.path)
         .status()
         .map_err(|e| format!("unshare (util-linux) could not run: {e}"))?;
+    report(&sim);
     drop(control);
     drop(sim);
     drop(tree);
