@@ -25,6 +25,43 @@ const KP: i64 = 12;
 const KI: i64 = 8;
 
 impl DriveBase {
+    /// Measures the gyro's drift with the robot still (for `over`, at
+    /// least 1 s for a useful figure), and from then on subtracts it from
+    /// the heading a held straight steers by; returns it in millidegrees
+    /// per second. Use it when [`GyroSensor::check_still`] reports drift
+    /// and recalibration does not help.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] without a gyro; [`Error::GyroDrift`] when a
+    /// wheel turned meanwhile (the robot was not still); read errors.
+    ///
+    /// [`GyroSensor::check_still`]: crate::sensor::GyroSensor::check_still
+    pub fn measure_gyro_drift(&self, over: Duration) -> Result<i32> {
+        let Some(gyro) = &self.gyro else {
+            return Err(Error::NotFound {
+                what: "gyro on this drive base (DriveBase::with_gyro)".to_owned(),
+                seen: String::new(),
+            });
+        };
+        let wheels = (self.left.position()?, self.right.position()?);
+        let start = Instant::now();
+        let degrees = gyro.drift(over)?;
+        let elapsed = start.elapsed();
+        if (self.left.position()?, self.right.position()?) != wheels {
+            return Err(Error::GyroDrift {
+                address: gyro.sensor().address().to_owned(),
+                degrees,
+                over: elapsed,
+            });
+        }
+        let mdeg = i64::from(degrees) * 1_000_000
+            / i64::try_from(elapsed.as_millis().max(1)).unwrap_or(i64::MAX);
+        let mdeg = i32::try_from(mdeg).unwrap_or(0);
+        self.gyro_drift
+            .store(mdeg, std::sync::atomic::Ordering::Relaxed);
+        Ok(mdeg)
+    }
+
     /// Drives `distance` straight (negative: backwards), holding the
     /// heading, and waits. Both wheels run speed-regulated and every
     /// [`HOLD_PERIOD`] their speeds are corrected (PI) by the heading error,
@@ -92,7 +129,14 @@ impl DriveBase {
             // positive, as a clockwise turn).
             let error = match (&self.gyro, heading0) {
                 (Some(gyro), Some(h0)) => {
-                    let deg = gyro.angle()?.saturating_sub(h0);
+                    let drift_mdeg =
+                        i64::from(self.gyro_drift.load(std::sync::atomic::Ordering::Relaxed))
+                            * i64::try_from(start.elapsed().as_millis()).unwrap_or(i64::MAX)
+                            / 1000;
+                    let deg = i32::try_from(
+                        (i64::from(gyro.angle()?.saturating_sub(h0)) * 1000 - drift_mdeg) / 1000,
+                    )
+                    .unwrap_or(0);
                     2 * i64::from(scale32(
                         i64::from(self.turn_wheel_degrees(deg)),
                         i64::from(cpr(&self.left)),

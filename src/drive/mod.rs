@@ -79,6 +79,9 @@ pub struct DriveBase {
     then: Then,
     odometry: Mutex<Odometry>,
     nominal: Mutex<Duration>,
+    /// The gyro's drift, millidegrees per second, from
+    /// [`DriveBase::measure_gyro_drift`]: held straights subtract it.
+    gyro_drift: std::sync::atomic::AtomicI32,
 }
 
 impl DriveBase {
@@ -119,6 +122,7 @@ impl DriveBase {
             then: Then::Hold,
             odometry: Mutex::new(odometry),
             nominal: Mutex::new(Duration::ZERO),
+            gyro_drift: std::sync::atomic::AtomicI32::new(0),
         };
         // 40 % of the slower wheel's top speed, as pybricks.
         let top = i64::from(base.left.max_speed().min(base.right.max_speed())) * 2 / 5;
