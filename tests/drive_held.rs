@@ -1,6 +1,6 @@
 //! Issue 17, point 2 (until the simulated world with wheel friction and gyro
 //! drift lands): on the simulated brick, a dragged left wheel (held still
-//! 40 ms of every 120 ms) does not bend a held `DriveBase::straight`, where
+//! 40 ms of every 120 ms of simulated time) does not bend a held `DriveBase::straight`, where
 //! two independently regulated wheels (`start_straight`) drift apart; a
 //! still robot whose gyro drifts is reported; the gyro's reset recipe works
 //! when another program left it in another mode. Skips (with a reason)
@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,60 +20,48 @@ use ev3sysfs::units::Millimetres;
 use ev3sysfs::Error;
 use ev3sysfs_sim::{MockDevice, MockTree, RealtimeSim, SensorDriver, Simulator, TachoDriver};
 
-fn brick() -> Option<(Arc<MockTree>, MockDevice, RealtimeSim)> {
+fn brick() -> Option<(Arc<MockTree>, MockDevice, MockDevice, RealtimeSim)> {
     let tree = Arc::new(common::ev3_brick()?);
     let left = tree.add_tacho_motor("outB", TachoDriver::Ev3Large).unwrap();
-    tree.add_tacho_motor("outC", TachoDriver::Ev3Large).unwrap();
+    let right = tree.add_tacho_motor("outC", TachoDriver::Ev3Large).unwrap();
     let sim = Simulator::new(Arc::clone(&tree)).unwrap().run_realtime();
-    Some((tree, left, sim))
+    Some((tree, left, right, sim))
 }
 
-/// Runs `drive` while the left wheel drags; returns the largest encoder
-/// difference (counts) seen and the final difference.
+/// Runs `drive` while the left wheel drags (held still 40 ms of every
+/// 120 ms of simulated time); returns the largest encoder difference
+/// (counts, from the start of `drive`) seen at any tick, and the final one.
+/// Drag and measurement are in the simulator's time, so a slow machine
+/// cannot stretch a burst (and stall the motor) or miss a peak.
 fn with_dragged_left_wheel(
-    tree: &MockTree,
     left_dev: &MockDevice,
+    right_dev: &MockDevice,
     sim: &RealtimeSim,
-    drive: impl FnOnce() + Send,
-) -> (i32, i32) {
-    let l = TachoMotor::large(tree.root(), "outB").unwrap();
-    let r = TachoMotor::large(tree.root(), "outC").unwrap();
-    let base = (l.position().unwrap(), r.position().unwrap());
-    let diff = || (l.position().unwrap() - base.0) - (r.position().unwrap() - base.1);
-    let done = AtomicBool::new(false);
-    let mut worst = 0;
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            while !done.load(Ordering::SeqCst) {
-                sim.with(|s| s.block(left_dev, true));
-                std::thread::sleep(Duration::from_millis(40));
-                sim.with(|s| s.block(left_dev, false));
-                std::thread::sleep(Duration::from_millis(80));
-            }
+    drive: impl FnOnce(),
+) -> (i64, i64) {
+    let worst = Arc::new(AtomicI64::new(0));
+    let diff = Arc::new(AtomicI64::new(0));
+    let (l, r) = (left_dev.clone(), right_dev.clone());
+    let (w, d) = (Arc::clone(&worst), Arc::clone(&diff));
+    sim.with(|s| {
+        let mut base = None;
+        s.script_block(left_dev, move |world| {
+            let now = (world.position(&l), world.position(&r));
+            let (l0, r0) = *base.get_or_insert(now);
+            let apart = (now.0 - l0) - (now.1 - r0);
+            d.store(apart, Ordering::SeqCst);
+            w.fetch_max(apart.abs(), Ordering::SeqCst);
+            world.time.as_millis() % 120 < 40
         });
-        s.spawn(|| {
-            // Set even when `drive` panics: the other loops end.
-            struct Done<'a>(&'a AtomicBool);
-            impl Drop for Done<'_> {
-                fn drop(&mut self) {
-                    self.0.store(true, Ordering::SeqCst);
-                }
-            }
-            let _done = Done(&done);
-            drive();
-        });
-        while !done.load(Ordering::SeqCst) {
-            worst = worst.max(diff().abs());
-            std::thread::sleep(Duration::from_millis(5));
-        }
     });
+    drive();
     sim.with(|s| s.block(left_dev, false));
-    (worst, diff())
+    (worst.load(Ordering::SeqCst), diff.load(Ordering::SeqCst))
 }
 
 #[test]
 fn a_dragged_wheel_does_not_bend_a_held_straight() {
-    let Some((tree, left_dev, sim)) = brick() else {
+    let Some((tree, left_dev, right_dev, sim)) = brick() else {
         return;
     };
     let base = DriveBase::new(
@@ -84,12 +72,12 @@ fn a_dragged_wheel_does_not_bend_a_held_straight() {
     )
     .unwrap();
     // Two wheels each on its own: the free one runs ahead.
-    let (free_worst, _) = with_dragged_left_wheel(&tree, &left_dev, &sim, || {
+    let (free_worst, _) = with_dragged_left_wheel(&left_dev, &right_dev, &sim, || {
         base.start_straight(Millimetres(500)).unwrap();
         base.wait().unwrap();
     });
     base.reset().unwrap();
-    let (held_worst, held_end) = with_dragged_left_wheel(&tree, &left_dev, &sim, || {
+    let (held_worst, held_end) = with_dragged_left_wheel(&left_dev, &right_dev, &sim, || {
         assert_eq!(base.straight(Millimetres(500)).unwrap(), Finished::Done);
     });
     let pose = base.state().unwrap();
@@ -181,7 +169,7 @@ fn a_gyro_held_straight_with_a_dragged_wheel() {
     .unwrap()
     .with_gyro(GyroSensor::find(tree.root(), "in2").unwrap())
     .unwrap();
-    let (worst, end) = with_dragged_left_wheel(&tree, &left_dev, &sim, || {
+    let (worst, end) = with_dragged_left_wheel(&left_dev, &right_dev, &sim, || {
         assert_eq!(base.straight(Millimetres(500)).unwrap(), Finished::Done);
     });
     let pose = base.state().unwrap();
