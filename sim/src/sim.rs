@@ -13,6 +13,8 @@
 //! * What motors do (speed regulation, ramps, positions, stop actions,
 //!   stalls) is the tacho model's, `src/mock/tacho.rs`, with its limits.
 //! * [`Simulator::block`] holds a motor still (a wall, a hand);
+//!   [`Simulator::script_block`] holds it whenever a script of the
+//!   simulated world says so (a wheel that drags in bursts);
 //!   [`Simulator::end_stops`] limits its travel.
 //! * Sensor values come from a world ([`Simulator::add_world`]: a robot
 //!   in an arena, see [`crate::world`]) and from scripts
