@@ -249,6 +249,14 @@ pub struct Buttons {
     path: PathBuf,
 }
 
+/// The input device's descriptor (to `poll` it with other things; see
+/// [`crate::wait::WaitAny`]).
+impl AsFd for Buttons {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
 impl Buttons {
     /// Opens the buttons' input device at `path` (read-only, non-blocking).
     ///

@@ -120,7 +120,12 @@ impl SysfsDevice {
     pub fn open(root: impl AsRef<Path>, class: &str, name: &str) -> Result<SysfsDevice> {
         validate_name(class)?;
         validate_name(name)?;
-        SysfsDevice::from_dir(root.as_ref().join(class).join(name))
+        match SysfsDevice::from_dir(root.as_ref().join(class).join(name)) {
+            Err(e @ Error::Disconnected { .. }) => {
+                Err(crate::discover::no_brick(root.as_ref()).unwrap_or(e))
+            }
+            other => other,
+        }
     }
 
     /// As [`SysfsDevice::open`], under [`default_root`] (`$EV3SYSFS_ROOT` or

@@ -9,6 +9,11 @@ use std::time::Duration;
 use crate::device::{validate_name, SysfsDevice};
 use crate::error::{Error, Result};
 
+mod names;
+
+pub(crate) use names::no_brick;
+pub use names::{canonical_port, INPUT_PORTS, OUTPUT_PORTS};
+
 /// What a scan saw of one device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceInfo {
@@ -159,12 +164,20 @@ impl Query<'_> {
 /// # Errors
 /// [`Error::NotFound`] naming what was searched and what was seen (devices
 /// on that port with other drivers, or all devices of the class);
-/// [`Error::Ambiguous`] when several devices match.
+/// [`Error::Ambiguous`] when several devices match; [`Error::UnknownPort`]
+/// for a port no EV3 has (`outE`: the error lists the ports; `OutA` and `A`
+/// are taken as `outA`, see [`canonical_port`]); [`Error::NoBrick`] when
+/// `root` has none of ev3dev's classes (the message says how to run under
+/// the simulated brick).
 pub fn find(root: impl AsRef<Path>, query: &Query<'_>) -> Result<SysfsDevice> {
+    let port = query.port.map(canonical_port).transpose()?;
     let all = list(root.as_ref(), query.class)?;
     let on_port: Vec<&DeviceInfo> = all
         .iter()
-        .filter(|d| query.port.is_none_or(|p| address_matches(&d.address, p)))
+        .filter(|d| {
+            port.as_deref()
+                .is_none_or(|p| address_matches(&d.address, p))
+        })
         .collect();
     let matching: Vec<&DeviceInfo> = on_port
         .iter()
@@ -174,6 +187,9 @@ pub fn find(root: impl AsRef<Path>, query: &Query<'_>) -> Result<SysfsDevice> {
     match matching.as_slice() {
         [one] => SysfsDevice::from_dir(&one.path),
         [] => {
+            if let Some(no_brick) = all.is_empty().then(|| no_brick(root.as_ref())).flatten() {
+                return Err(no_brick);
+            }
             // What is on that port (other drivers), else all of the class.
             let seen: Vec<String> = if on_port.is_empty() {
                 all.iter().map(describe_device).collect()
@@ -206,10 +222,10 @@ pub fn wait_for(
     let start = Instant::now();
     loop {
         match find(root.as_ref(), query) {
-            Err(Error::NotFound { .. }) if start.elapsed() < timeout => {
+            Err(Error::NotFound { .. } | Error::NoBrick { .. }) if start.elapsed() < timeout => {
                 std::thread::sleep(Duration::from_millis(50).min(timeout));
             }
-            Err(Error::NotFound { .. }) => {
+            Err(Error::NotFound { .. } | Error::NoBrick { .. }) => {
                 return Err(Error::Timeout {
                     what: query.describe(),
                     waited: start.elapsed(),

@@ -8,6 +8,8 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+mod report;
+
 /// `Result` with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -42,7 +44,10 @@ impl fmt::Display for Operation {
 /// `ENOENT` ([`Error::Disconnected`]), an attribute the driver does not
 /// implement is `EOPNOTSUPP` ([`Error::Unsupported`]) and a missing `ev3dev`
 /// group membership is `EACCES` ([`Error::PermissionDenied`]).
-#[derive(Debug)]
+///
+/// `Debug` prints the same sentence as `Display` (what, where, why, what to
+/// do), so that `fn main() -> ev3sysfs::Result<()>` ends with a message a
+/// person reads; `{:#?}` prints the structured fields.
 #[non_exhaustive]
 pub enum Error {
     /// The kernel rejected the value (`EINVAL`, also `ERANGE` for integers
@@ -160,6 +165,33 @@ pub enum Error {
         /// How many motors can be protected at once.
         capacity: usize,
     },
+    /// A port name that no EV3 port has (`outE`, `in5`); nothing was
+    /// searched.
+    UnknownPort {
+        /// The name as given.
+        port: String,
+        /// The ports of that kind, e.g. `outA outB outC outD`.
+        valid: &'static str,
+    },
+    /// No EV3 brick here: the sysfs root has none of ev3dev's device
+    /// classes (a laptop, a container). The message says how to run the
+    /// program under the simulated brick (`ev3-sim`).
+    NoBrick {
+        /// The sysfs class root that was searched.
+        root: PathBuf,
+        /// Whether the root came from `$EV3SYSFS_ROOT`.
+        from_env: bool,
+    },
+    /// A gyro's angle changed while the robot stood still: it drifts, and
+    /// a heading held with it would turn the robot in a slow spiral.
+    GyroDrift {
+        /// The gyro's address, e.g. `ev3-ports:in2`.
+        address: String,
+        /// How far the angle moved, in degrees.
+        degrees: i32,
+        /// Over how long.
+        over: std::time::Duration,
+    },
     /// A wait did not see its condition before the timeout.
     Timeout {
         /// What was being waited for.
@@ -240,7 +272,8 @@ impl Error {
             | Error::PermissionDenied { path, .. }
             | Error::Io { path, .. }
             | Error::Parse { path, .. }
-            | Error::GuardStopped { path } => Some(path),
+            | Error::GuardStopped { path }
+            | Error::NoBrick { root: path, .. } => Some(path),
             _ => None,
         }
     }
@@ -375,6 +408,34 @@ impl fmt::Display for Error {
             }
             Error::Timeout { what, waited } => {
                 write!(f, "timed out after {waited:?} waiting for {what}")
+            }
+            Error::GyroDrift {
+                address,
+                degrees,
+                over,
+            } => write!(
+                f,
+                "gyro on {address}: its angle moved {degrees}° in {over:?} while the robot stood \
+                 still (drift); keep the robot still and recalibrate (GyroSensor::calibrate), or \
+                 unplug the gyro and plug it back in while still"
+            ),
+            Error::UnknownPort { port, valid } => write!(
+                f,
+                "there is no port {port:?} on an EV3; the ports are: {valid}"
+            ),
+            Error::NoBrick { root, from_env } => {
+                let env = crate::device::ROOT_ENV;
+                if *from_env {
+                    write!(f, "no EV3 devices under {} (from ${env}): is the simulated brick mounted there? ", root.display())?;
+                } else {
+                    write!(f, "no EV3 brick here ({} has no ev3dev devices); ", root.display())?;
+                }
+                write!(
+                    f,
+                    "to run on this machine, use the simulated brick: `sudo ev3-sim --over-sys-class -- \
+                     <your program>`, or `ev3-sim --mount /tmp/brick &` then `{env}=/tmp/brick <your \
+                     program>` (ev3-sim --help lists the devices)"
+                )
             }
         }
     }

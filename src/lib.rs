@@ -83,6 +83,7 @@ pub mod attr;
 pub mod buttons;
 pub mod clock;
 pub mod control;
+pub mod datalog;
 pub mod device;
 pub mod discover;
 pub mod drive;
@@ -100,12 +101,17 @@ pub mod screen;
 pub mod sensor;
 pub mod sound;
 mod sys;
+#[cfg(feature = "async")]
+pub mod tasks;
 pub mod units;
 pub mod value;
+pub mod wait;
 
 pub use attr::{Access, Attribute, Backing, MAX_VALUE_LEN};
 pub use device::{default_root, validate_name, SysfsDevice, DEFAULT_ROOT, ROOT_ENV};
-pub use discover::{address_matches, find, list, DeviceInfo, Query};
+pub use discover::{
+    address_matches, canonical_port, find, list, DeviceInfo, Query, INPUT_PORTS, OUTPUT_PORTS,
+};
 pub use error::{Error, Operation, Result};
 pub use guard::StopGuard;
 

@@ -94,17 +94,57 @@ pub trait Speed: Copy + std::fmt::Debug {
     /// Tacho counts per second on a motor with `count_per_rot` counts per
     /// turn and `max_speed` counts per second (not clamped).
     fn counts_per_sec(self, count_per_rot: i32, max_speed: i32) -> i32;
+
+    /// For error messages in the caller's own unit: what the unit is
+    /// called (e.g. `"speed (% of max_speed)"`), this speed in it, and the
+    /// fastest speed in it on that motor.
+    fn in_own_unit(self, count_per_rot: i32, max_speed: i32) -> (&'static str, i64, i64);
+
+    /// [`Speed::counts_per_sec`], refused beyond `max_speed` with an
+    /// [`crate::Error::OutOfRange`] that speaks the caller's unit (`150` in
+    /// `-100..=100` for `Percent(150)`, not encoder counts).
+    ///
+    /// # Errors
+    /// [`crate::Error::OutOfRange`] beyond `max_speed`.
+    fn checked_counts_per_sec(self, count_per_rot: i32, max_speed: i32) -> crate::Result<i32> {
+        let counts = self.counts_per_sec(count_per_rot, max_speed);
+        if counts.unsigned_abs() <= max_speed.unsigned_abs() {
+            return Ok(counts);
+        }
+        let (attribute, value, limit) = self.in_own_unit(count_per_rot, max_speed);
+        Err(crate::Error::OutOfRange {
+            attribute,
+            value,
+            min: -limit,
+            max: limit,
+        })
+    }
 }
 
 impl Speed for DegPerSec {
     fn counts_per_sec(self, count_per_rot: i32, _max_speed: i32) -> i32 {
         scale32(i64::from(self.0), i64::from(count_per_rot), 360)
     }
+    fn in_own_unit(self, count_per_rot: i32, max_speed: i32) -> (&'static str, i64, i64) {
+        let limit = if count_per_rot == 0 {
+            0
+        } else {
+            i64::from(max_speed).unsigned_abs() * 360 / i64::from(count_per_rot).unsigned_abs()
+        };
+        (
+            "speed (deg/s)",
+            i64::from(self.0),
+            i64::try_from(limit).unwrap_or(i64::MAX),
+        )
+    }
 }
 
 impl Speed for Percent {
     fn counts_per_sec(self, _count_per_rot: i32, max_speed: i32) -> i32 {
         scale32(i64::from(self.0), i64::from(max_speed), 100)
+    }
+    fn in_own_unit(self, _count_per_rot: i32, _max_speed: i32) -> (&'static str, i64, i64) {
+        ("speed (% of max_speed)", i64::from(self.0), 100)
     }
 }
 

@@ -149,7 +149,7 @@ fn typed_motor_and_sensor_hot_paths_allocate_nothing() {
             assert!(motor.state().unwrap().running());
             assert!(!touch.pressed().unwrap());
             assert_eq!(color.value(0).unwrap(), 0);
-            color.set_mode("COL-REFLECT").unwrap(); // unchanged: skipped
+            color.set_mode("COL-REFLECT").unwrap(); // unchanged: one read, no write
         }
     });
     assert_eq!(allocations, 0, "{allocations} allocations in {N} rounds");
@@ -176,4 +176,29 @@ fn real_kernfs_hot_path_allocates_nothing() {
         let allocations = allocations_in(|| hot_path(&dev, "ifalias", "mtu"));
         assert_eq!(allocations, 0, "{allocations} allocations in {N} rounds");
     });
+}
+
+#[test]
+fn datalog_rows_allocate_nothing_after_the_first() {
+    use ev3sysfs::datalog::DataLog;
+    let dir = common::TempDir::new("datalog");
+    let path = dir.path().join("log.csv");
+    let mut log = DataLog::create(&path, &["left", "right", "heading"]).unwrap();
+    log.row(&[1, 2, 3]).unwrap();
+    // 1000 rows at 100 Hz worth of data: several flushes of the buffer.
+    let allocations = allocations_in(|| {
+        for i in 0..1000i64 {
+            log.row(&[i, -i * 1000, i64::MAX - i]).unwrap();
+        }
+        log.flush().unwrap();
+    });
+    assert_eq!(allocations, 0, "{allocations} allocations in 1000 rows");
+    drop(log);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1002);
+    assert_eq!(lines[0], "time_ms,left,right,heading");
+    let last: Vec<&str> = lines[1001].split(',').collect();
+    assert_eq!(last[1..], ["999", "-999000", "9223372036854774808"]);
+    assert!(last[0].parse::<u64>().is_ok(), "{}", lines[1001]);
 }

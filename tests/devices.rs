@@ -157,7 +157,7 @@ fn setters_validate_before_writing() {
 }
 
 #[test]
-fn commands_and_remembered_state() {
+fn commands_all_written_in_order() {
     let Some(tree) = common::brick() else { return };
     let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let m = TachoMotor::find(tree.root(), "outA").unwrap();
@@ -168,11 +168,12 @@ fn commands_and_remembered_state() {
     assert_eq!(mock.read_int("position_sp").unwrap(), -90);
     assert_eq!(mock.read_int("speed_sp").unwrap(), -400);
     assert_eq!(mock.read_int("time_sp").unwrap(), 1500);
-    // Stop action: "coast" was read at open, so coast is not written again.
+    // Every stop action and command is written, even when it repeats what
+    // this handle wrote last: other programs write the same files.
     m.set_stop_action(StopAction::Coast).unwrap();
     m.stop_with(StopAction::Hold).unwrap();
     m.stop_with(StopAction::Hold).unwrap();
-    // run-direct twice: the second only writes the duty cycle.
+    // run-direct twice: both write the duty cycle and the command.
     m.run_direct(30).unwrap();
     m.run_direct(-40).unwrap();
     m.reset().unwrap();
@@ -206,12 +207,15 @@ fn commands_and_remembered_state() {
             "position_sp=-90",
             "speed_sp=-400",
             "command=run-to-abs-pos",
+            "stop_action=coast",
             "stop_action=hold",
             "command=stop",
+            "stop_action=hold",
             "command=stop",
             "duty_cycle_sp=30",
             "command=run-direct",
             "duty_cycle_sp=-40",
+            "command=run-direct",
             "command=reset",
             "stop_action=hold",
             "polarity=inversed",

@@ -34,6 +34,13 @@ fn brick() -> Option<(Arc<MockTree>, RealtimeSim)> {
 fn stop_later(tree: &MockTree, port: &str, after: Duration) -> thread::JoinHandle<()> {
     let motor = TachoMotor::find(tree.root(), port).unwrap();
     thread::spawn(move || {
+        // Stop only what has started: on a loaded machine the waiter may
+        // not have sent its run command yet when `after` has passed.
+        let state = motor.device().attribute("state").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !state.read_string().unwrap().contains("running") && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
         thread::sleep(after);
         motor.stop().unwrap();
     })

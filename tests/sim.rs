@@ -183,6 +183,26 @@ fn speed_sp_beyond_max_speed_is_refused_and_blocking_stalls() {
 }
 
 #[test]
+fn a_scripted_block_holds_the_motor_in_simulated_time_until_block_ends_it() {
+    let Some((mut sim, mock, m)) = setup() else {
+        return;
+    };
+    m.run_forever(500).unwrap();
+    // Held still the first 40 ms of every 120 ms: never long enough to stall.
+    sim.script_block(&mock, |w| w.time.as_millis() % 120 < 40);
+    sim.step(Duration::from_millis(1200)).unwrap();
+    let state = m.state().unwrap();
+    assert!(state.running() && !state.stalled(), "{state}");
+    let dragged = m.position().unwrap();
+    assert!((250..500).contains(&dragged), "{dragged}");
+    // `block(false)` ends the script: the motor runs freely.
+    sim.block(&mock, false);
+    sim.step(Duration::from_millis(1200)).unwrap();
+    let free = m.position().unwrap() - dragged;
+    assert!(free > dragged + 100, "{free} vs {dragged}");
+}
+
+#[test]
 fn reset_zeroes_position_and_setpoints() {
     let Some((mut sim, mock, m)) = setup() else {
         return;

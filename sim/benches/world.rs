@@ -25,7 +25,7 @@ fn run() -> ev3sysfs::Result<(Duration, usize)> {
     }
     let tank = Tank::large(tree.root(), "outB", "outC")?;
     let light = ColorSensor::find(tree.root(), "in3")?;
-    let mut pid = Pid::new(1500, 20, 4000).with_limit(70);
+    let mut pid = Pid::new(500, 0, 0).with_limit(15);
     let start = Instant::now();
     while sim.time() < ROBOT_TIME {
         let turn = pid.step_error(light.reflected()? - 50);

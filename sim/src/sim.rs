@@ -13,6 +13,8 @@
 //! * What motors do (speed regulation, ramps, positions, stop actions,
 //!   stalls) is the tacho model's, `src/mock/tacho.rs`, with its limits.
 //! * [`Simulator::block`] holds a motor still (a wall, a hand);
+//!   [`Simulator::script_block`] holds it whenever a script of the
+//!   simulated world says so (a wheel that drags in bursts);
 //!   [`Simulator::end_stops`] limits its travel.
 //! * Sensor values come from a world ([`Simulator::add_world`]: a robot
 //!   in an arena, see [`crate::world`]) and from scripts
@@ -33,6 +35,9 @@ pub const TICK: Duration = Duration::from_millis(2);
 
 /// A scripted sensor value: a function of the simulated world.
 type Script = Box<dyn FnMut(&World<'_>) -> i64 + Send>;
+
+/// A scripted block of a motor: held still while it returns `true`.
+type BlockScript = Box<dyn FnMut(&World<'_>) -> bool + Send>;
 
 /// What a sensor script sees.
 #[derive(Debug)]
@@ -61,6 +66,7 @@ impl World<'_> {
 pub struct Simulator {
     tree: Arc<MockTree>,
     scripts: Vec<(MockDevice, usize, Script)>,
+    blocks: Vec<(MockDevice, BlockScript)>,
     time: Duration,
     world: Option<LiveWorld>,
 }
@@ -85,6 +91,7 @@ impl Simulator {
         Ok(Simulator {
             tree,
             scripts: Vec::new(),
+            blocks: Vec::new(),
             time: Duration::ZERO,
             world: None,
         })
@@ -124,9 +131,27 @@ impl Simulator {
         self.time
     }
 
-    /// Holds motor `device` still (`true`) or lets it go. Nothing happens
-    /// for a device that is not a plugged-in tacho motor.
+    /// Holds motor `device` still (`true`) or lets it go (and ends its
+    /// [`Simulator::script_block`]). Nothing happens for a device that is
+    /// not a plugged-in tacho motor.
     pub fn block(&mut self, device: &MockDevice, blocked: bool) {
+        self.blocks.retain(|(d, _)| d.path() != device.path());
+        self.set_blocked(device, blocked);
+    }
+
+    /// Holds motor `device` still whenever `script` says so, evaluated
+    /// every tick of simulated time (a wheel that drags in bursts, a hand
+    /// that grabs it), until [`Simulator::block`] ends it.
+    pub fn script_block(
+        &mut self,
+        device: &MockDevice,
+        script: impl FnMut(&World<'_>) -> bool + Send + 'static,
+    ) {
+        self.blocks.retain(|(d, _)| d.path() != device.path());
+        self.blocks.push((device.clone(), Box::new(script)));
+    }
+
+    fn set_blocked(&mut self, device: &MockDevice, blocked: bool) {
         let _ = self.tree.with_model(device, |model, _| {
             if let Some(motor) = model.as_any_mut().downcast_mut::<TachoMotor>() {
                 motor.set_blocked(blocked);
@@ -199,7 +224,7 @@ impl Simulator {
     }
 
     fn run_scripts(&mut self) {
-        if self.scripts.is_empty() {
+        if self.scripts.is_empty() && self.blocks.is_empty() {
             return;
         }
         let tree = Arc::clone(&self.tree);
@@ -207,6 +232,15 @@ impl Simulator {
             time: self.time,
             tree: &tree,
         };
+        self.blocks.retain(|(device, _)| device.is_plugged());
+        let blocks: Vec<(MockDevice, bool)> = self
+            .blocks
+            .iter_mut()
+            .map(|(device, script)| (device.clone(), script(&world)))
+            .collect();
+        for (device, blocked) in &blocks {
+            self.set_blocked(device, *blocked);
+        }
         // Unplugged devices' scripts stop.
         self.scripts.retain(|(device, _, _)| device.is_plugged());
         for (device, index, script) in &mut self.scripts {

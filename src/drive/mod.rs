@@ -40,8 +40,13 @@
 //! # Ok::<(), ev3sysfs::Error>(())
 //! ```
 
+mod held;
+mod line;
 mod odometry;
 mod tank;
+
+pub use held::{FINAL_MM, HOLD_PERIOD};
+pub use line::{line_pid, LineCalibration};
 
 use crate::clock::Instant;
 use std::sync::Mutex;
@@ -75,6 +80,9 @@ pub struct DriveBase {
     then: Then,
     odometry: Mutex<Odometry>,
     nominal: Mutex<Duration>,
+    /// The gyro's drift, millidegrees per second, from
+    /// [`DriveBase::measure_gyro_drift`]: held straights subtract it.
+    gyro_drift: std::sync::atomic::AtomicI32,
 }
 
 impl DriveBase {
@@ -115,6 +123,7 @@ impl DriveBase {
             then: Then::Hold,
             odometry: Mutex::new(odometry),
             nominal: Mutex::new(Duration::ZERO),
+            gyro_drift: std::sync::atomic::AtomicI32::new(0),
         };
         // 40 % of the slower wheel's top speed, as pybricks.
         let top = i64::from(base.left.max_speed().min(base.right.max_speed())) * 2 / 5;
@@ -133,7 +142,10 @@ impl DriveBase {
     /// Uses `gyro` for the heading: the odometry's heading (and so `x`,
     /// `y`) comes from the gyro's angle, and [`DriveBase::turn`] corrects
     /// the remaining error the gyro sees after each turn. The gyro's
-    /// current angle becomes heading 0 (keep the robot still).
+    /// current angle becomes heading 0 (keep the robot still). A drifting
+    /// gyro turns a held straight into a slow spiral: check it first with
+    /// [`GyroSensor::check_still`] (an [`Error::GyroDrift`] names the
+    /// drift and the fix: recalibrate while still).
     ///
     /// # Errors
     /// Read errors.
@@ -181,16 +193,6 @@ impl DriveBase {
 
     // ----- moves -------------------------------------------------------------
 
-    /// Drives `distance` straight (negative: backwards) and waits.
-    ///
-    /// # Errors
-    /// I/O errors; [`Error::Timeout`] when the move takes more than twice
-    /// its nominal time plus 2 s without stalling.
-    pub fn straight(&self, distance: Millimetres) -> Result<Finished> {
-        self.start_straight(distance)?;
-        self.wait()
-    }
-
     /// Turns in place by `angle` (positive: clockwise, to the right) and
     /// waits. With a gyro, then turns by what the gyro says is left, up to
     /// three times, until within 1 degree.
@@ -227,7 +229,9 @@ impl DriveBase {
         self.wait()
     }
 
-    /// Starts [`DriveBase::straight`] without waiting.
+    /// Starts a straight of `distance` without waiting: both wheels
+    /// `run-to-abs-pos`, each regulated on its own (not held together: use
+    /// [`DriveBase::straight`] for that).
     ///
     /// # Errors
     /// I/O errors.
@@ -333,7 +337,8 @@ impl DriveBase {
         Ok(self.check()?.is_some())
     }
 
-    fn check(&self) -> Result<Option<Finished>> {
+    /// `Some` once the move is over (after stopping both on a stall).
+    pub(crate) fn check(&self) -> Result<Option<Finished>> {
         let (ls, rs) = (self.left.state()?, self.right.state()?);
         self.update_positions()?;
         if ls.stalled() || rs.stalled() {

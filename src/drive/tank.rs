@@ -28,11 +28,13 @@ impl Tank {
     /// [`crate::Error::OutOfRange`] beyond `max_speed`, before anything is
     /// written; write errors.
     pub fn on(&self, left: impl Speed, right: impl Speed) -> Result<()> {
-        let counts = |m: &TachoMotor, s: &dyn Fn(i32, i32) -> i32| {
-            s(m.count_per_rot().unwrap_or(360), m.max_speed())
-        };
-        let l = counts(&self.left, &|c, m| left.counts_per_sec(c, m));
-        let r = counts(&self.right, &|c, m| right.counts_per_sec(c, m));
+        // Checked in the caller's unit: Percent(150) is reported as 150 %.
+        let l = left.checked_counts_per_sec(cpr(&self.left), self.left.max_speed())?;
+        let r = right.checked_counts_per_sec(cpr(&self.right), self.right.max_speed())?;
         self.drive(l, r)
     }
+}
+
+fn cpr(m: &TachoMotor) -> i32 {
+    m.count_per_rot().unwrap_or(360)
 }

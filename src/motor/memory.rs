@@ -1,5 +1,6 @@
 //! What a motor handle shares with the stop guard: the values it remembers
-//! (to skip writes that change nothing) and the fence the guard puts up
+//! (to skip writes that change nothing, only for a handle declared
+//! `TachoMotor::assume_sole_owner`) and the fence the guard puts up
 //! once it has fired.
 //!
 //! # The rule for remembered values

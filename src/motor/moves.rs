@@ -66,9 +66,8 @@ impl TachoMotor {
     /// `speed` in counts per second on this motor, checked against
     /// `max_speed`; zero is refused for moves that must end.
     fn move_speed(&self, speed: impl Speed) -> Result<i32> {
-        let counts = speed.counts_per_sec(self.cpr_or_360(), self.max_speed());
+        let counts = speed.checked_counts_per_sec(self.cpr_or_360(), self.max_speed())?;
         let max = i64::from(self.max_speed());
-        super::check_range("speed_sp", i64::from(counts), -max, max)?;
         if counts == 0 {
             return Err(Error::OutOfRange {
                 attribute: "speed_sp (a move needs a speed)",
@@ -103,7 +102,7 @@ impl TachoMotor {
     /// [`Error::OutOfRange`] beyond `max_speed`, without writing; write
     /// errors.
     pub fn run(&self, speed: impl Speed) -> Result<()> {
-        self.run_forever(speed.counts_per_sec(self.cpr_or_360(), self.max_speed()))
+        self.run_forever(speed.checked_counts_per_sec(self.cpr_or_360(), self.max_speed())?)
     }
 
     /// Turns by `angle` from where the motor is now, at `speed`, then

@@ -37,21 +37,19 @@ fn encode<T: PartialEq + Copy>(all: &[T], value: T) -> u8 {
 /// Setters check values before writing: a rejected value is never written,
 /// and the error names the attribute, the value and the allowed range.
 ///
-/// # Remembered state
-/// A handle remembers, to skip writes that would change nothing:
-/// * the stop action last written (or read at open): [`TachoMotor::set_stop_action`]
-///   with the same action writes nothing;
-/// * whether `run-direct` is the active command it sent:
-///   [`TachoMotor::run_direct`] then only writes `duty_cycle_sp`, which the
-///   kernel applies at once.
+/// # Every command is written
+/// Other programs (`brickrun`, python-ev3dev2 scripts, a shell `echo`)
+/// write the same files, so a handle never trusts what it wrote last:
+/// every command, setpoint and stop action the program asks for is written,
+/// each time. Repeating [`TachoMotor::run_direct`] costs two `pwrite`s
+/// (`duty_cycle_sp`, then `command`).
 ///
-/// `reset` forgets both, and any other command sent through the handle
-/// updates the second. Every stop by the [`crate::StopGuard`] (signal,
-/// panic, exit, drop, `stop_now`) makes every handle forget, and a handle
-/// shared by threads remembers only what a write that overlapped no other
-/// write of the same attribute made true (the rule is in `motor/memory.rs`):
-/// when in doubt, the value is written again. A change made by another
-/// program is not seen: use one handle per motor.
+/// A program that alone drives the motor may opt in to
+/// [`TachoMotor::assume_sole_owner`]: the handle then skips the repeated
+/// `run-direct` command and a stop action equal to the one it wrote last.
+/// **Risk:** if anything else touches the motor (another program, another
+/// handle, a user at a shell), commands silently vanish: a `run_direct`
+/// after someone else stopped the motor leaves it stopped.
 ///
 /// # Protected motors
 /// Once a guard protecting this motor has fired (panic, signal, exit) or
@@ -79,6 +77,8 @@ pub struct TachoMotor {
     state: Attribute,
     stop_action: Attribute,
     shared: Arc<Shared>,
+    /// Opted in to skipping writes by [`TachoMotor::assume_sole_owner`].
+    sole_owner: bool,
 }
 
 impl TachoMotor {
@@ -174,6 +174,7 @@ impl TachoMotor {
                 key,
             )),
             stop_action,
+            sole_owner: false,
             device,
             driver_name,
             address,
@@ -219,7 +220,8 @@ impl TachoMotor {
                 Err(e) => Some(Err(e)),
             };
             match opened {
-                Some(Ok(motor)) => {
+                Some(Ok(mut motor)) => {
+                    motor.sole_owner = self.sole_owner;
                     crate::guard::reprotect(&self.shared, &motor)?;
                     return Ok(motor);
                 }
@@ -239,6 +241,30 @@ impl TachoMotor {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Declares that this handle alone drives the motor, so that it may
+    /// skip writes that would change nothing by what it remembers: a
+    /// repeated `run-direct` command (only `duty_cycle_sp` is written) and a
+    /// stop action equal to the one last written through it.
+    ///
+    /// **Risk:** the handle cannot see writes by anyone else. If another
+    /// program, another handle or a shell stops the motor or changes its
+    /// stop action, later commands through this handle can silently do
+    /// nothing (the motor stays stopped after `run_direct`). Use it only
+    /// when nothing else on the brick touches this motor and the saved
+    /// `pwrite` matters (it is about 56 µs on a brick). A stop by the
+    /// [`crate::StopGuard`] and [`TachoMotor::reset`] still make the handle
+    /// forget.
+    #[must_use]
+    pub fn assume_sole_owner(mut self) -> TachoMotor {
+        self.sole_owner = true;
+        self
+    }
+
+    /// Whether [`TachoMotor::assume_sole_owner`] was declared.
+    pub fn is_sole_owner(&self) -> bool {
+        self.sole_owner
     }
 
     // ----- invariants ------------------------------------------------------
@@ -286,7 +312,7 @@ impl TachoMotor {
     }
 
     /// The open `state` attribute (for waits).
-    pub(super) fn state_attribute(&self) -> &Attribute {
+    pub(crate) fn state_attribute(&self) -> &Attribute {
         &self.state
     }
 
@@ -298,7 +324,8 @@ impl TachoMotor {
     // ----- commands --------------------------------------------------------
 
     /// Sends `command` (one `pwrite`), after checking that the driver offers
-    /// it. `run-direct` while run-direct is already active is skipped.
+    /// it, every time (see [`TachoMotor::assume_sole_owner`] for the one
+    /// exception).
     ///
     /// # Errors
     /// [`Error::NotOffered`] without writing; [`Error::GuardStopped`] for a
@@ -326,7 +353,7 @@ impl TachoMotor {
     /// Writes `command`, unchecked, keeping the remembered state true.
     pub(super) fn write_command(&self, command: Command) -> Result<()> {
         let code = encode(&Command::ALL, command);
-        if command == Command::RunDirect && self.shared.command.is(code) {
+        if self.sole_owner && command == Command::RunDirect && self.shared.command.is(code) {
             return Ok(());
         }
         let write = self.shared.command.begin();
@@ -418,8 +445,9 @@ impl TachoMotor {
         })
     }
 
-    /// Runs open-loop at `duty` percent (-100..=100). While run-direct is
-    /// active, a new duty is one `pwrite` and applies at once.
+    /// Runs open-loop at `duty` percent (-100..=100): writes
+    /// `duty_cycle_sp`, then the `run-direct` command (always: another
+    /// program may have stopped the motor since the last call).
     ///
     /// # Errors
     /// As [`TachoMotor::run_forever`].
@@ -438,7 +466,7 @@ impl TachoMotor {
         self.send(Command::Stop)
     }
 
-    /// Sets the stop action (skipped if unchanged), then stops.
+    /// Writes the stop action, then stops.
     ///
     /// # Errors
     /// [`Error::NotOffered`]; write errors.

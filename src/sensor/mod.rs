@@ -1,8 +1,10 @@
 //! Sensors (`lego-sensor` class): the generic [`Sensor`] and typed sensors
 //! on top of it.
 
+mod remote;
 mod typed;
 
+pub use remote::{Beacon, Remote, RemoteEvent};
 pub use typed::{
     Color, ColorSensor, GyroSensor, InfraredSensor, NxtLightSensor, RemoteButtons, TouchSensor,
     UltrasonicSensor,
@@ -21,6 +23,11 @@ pub const MAX_VALUES: usize = 8;
 const VALUE_NAMES: [&str; MAX_VALUES] = [
     "value0", "value1", "value2", "value3", "value4", "value5", "value6", "value7",
 ];
+
+/// `value<index>`'s file name, if the class has it (`value0`..`value7`).
+pub(crate) fn value_name(index: usize) -> Option<&'static str> {
+    VALUE_NAMES.get(index).copied()
+}
 
 /// The layout of `bin_data`, from `bin_data_format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,10 +178,12 @@ struct ModeInfo {
 
 /// A sensor (`/sys/class/lego-sensor/sensorN`) of any driver.
 ///
-/// The mode and what depends on it (`num_values`, `decimals`, `units`,
-/// `bin_data_format`) are remembered: [`Sensor::set_mode`] writes nothing
-/// when the mode is already the remembered one, and re-reads the rest after
-/// a change. The `valueN` files are opened at open and kept open.
+/// What depends on the mode (`num_values`, `decimals`, `units`,
+/// `bin_data_format`) is kept for the mode last seen, but the mode itself is
+/// never trusted: other programs switch it too, so [`Sensor::set_mode`] (and
+/// every typed reading that needs a mode) reads `mode` from the device
+/// first (one `pread`) and writes it only when it differs. The `valueN`
+/// files are opened at open and kept open.
 #[derive(Debug)]
 pub struct Sensor {
     device: SysfsDevice,
@@ -265,11 +274,20 @@ impl Sensor {
     pub fn modes(&self) -> &[String] {
         &self.modes
     }
-    /// The remembered current mode.
+    /// The mode this handle last saw (set or read); [`Sensor::current_mode`]
+    /// asks the device.
     pub fn mode(&self) -> String {
         self.lock().mode.clone()
     }
-    /// `true` when `mode` is the remembered current mode (no allocation).
+    /// Reads `mode` from the device (another program may have changed it).
+    ///
+    /// # Errors
+    /// Read errors.
+    pub fn current_mode(&self) -> Result<String> {
+        self.device.read_string("mode")
+    }
+    /// `true` when `mode` is the mode this handle last saw (no allocation,
+    /// no syscall).
     pub fn is_mode(&self, mode: &str) -> bool {
         self.lock().mode == mode
     }
@@ -290,16 +308,16 @@ impl Sensor {
         self.lock().format
     }
 
-    /// Switches to `mode`; writes nothing when it is already the current
-    /// mode. On UART sensors the write blocks until the sensor answers.
+    /// Makes sure the sensor is in `mode`: reads `mode` from the device
+    /// (one `pread`: another program may have switched it), writes `mode`
+    /// only when the device is in another one, and re-reads what depends on
+    /// the mode when it differs from what this handle last saw. On UART
+    /// sensors the write blocks until the sensor answers.
     ///
     /// # Errors
-    /// [`Error::NotOffered`] without writing; write errors (a UART sensor
-    /// may answer `EBUSY`, `ETIMEDOUT` or, while re-syncing, `ENODEV`).
+    /// [`Error::NotOffered`] without writing; read and write errors (a UART
+    /// sensor may answer `EBUSY`, `ETIMEDOUT` or, while re-syncing, `ENODEV`).
     pub fn set_mode(&self, mode: &str) -> Result<()> {
-        if self.is_mode(mode) {
-            return Ok(());
-        }
         if !self.modes.iter().any(|m| m == mode) {
             return Err(Error::NotOffered {
                 attribute: "mode",
@@ -307,8 +325,14 @@ impl Sensor {
                 offered: self.modes.join(" "),
             });
         }
+        let on_device = self.device.read_text("mode", |t| Ok(t.trim() == mode))?;
+        if on_device && self.is_mode(mode) {
+            return Ok(());
+        }
         self.lock().mode.clear();
-        self.device.write_str("mode", mode)?;
+        if !on_device {
+            self.device.write_str("mode", mode)?;
+        }
         self.refresh_mode()
     }
 

@@ -1,5 +1,6 @@
-//! Typed sensors: each switches to the mode its reading needs (skipped when
-//! already there) and reads the values.
+//! Typed sensors: each makes sure the sensor is in the mode its reading
+//! needs (reads `mode` from the device, writes it when another program
+//! switched it) and reads the values.
 
 use crate::clock::Instant;
 use std::path::Path;
@@ -234,6 +235,32 @@ impl GyroSensor {
     pub fn reset_angle(&self) -> Result<()> {
         self.sensor.set_mode("GYRO-RATE")?;
         self.sensor.set_mode("GYRO-ANG")
+    }
+    /// How many degrees the angle moves in `over` (sleeping meanwhile):
+    /// with the robot still, its drift.
+    ///
+    /// # Errors
+    /// Mode and read errors.
+    pub fn drift(&self, over: Duration) -> Result<i32> {
+        let before = self.angle()?;
+        std::thread::sleep(over);
+        Ok(self.angle()?.saturating_sub(before))
+    }
+    /// Checks, with the robot still, that the angle moves at most
+    /// `tolerance` degrees in `over` (1 degree in 1 s is a good gyro).
+    ///
+    /// # Errors
+    /// [`Error::GyroDrift`] with how far it moved; mode and read errors.
+    pub fn check_still(&self, over: Duration, tolerance: i32) -> Result<()> {
+        let degrees = self.drift(over)?;
+        if degrees.saturating_abs() > tolerance.saturating_abs() {
+            return Err(Error::GyroDrift {
+                address: self.sensor.address().to_owned(),
+                degrees,
+                over,
+            });
+        }
+        Ok(())
     }
     /// Recalibrates (mode `GYRO-CAL`, then `GYRO-ANG`). Keep the robot
     /// still.

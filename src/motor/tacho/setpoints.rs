@@ -117,14 +117,15 @@ impl TachoMotor {
         self.device.read_int("ramp_down_sp")
     }
 
-    /// Sets the stop action; writes nothing when it is the remembered one.
+    /// Writes the stop action (every time, unless the handle was declared
+    /// [`TachoMotor::assume_sole_owner`] and wrote the same one last).
     ///
     /// # Errors
     /// [`Error::NotOffered`] without writing; write errors.
     pub fn set_stop_action(&self, action: StopAction) -> Result<()> {
         check_stop_action(self.stop_actions, action)?;
         let code = encode(&StopAction::ALL, action);
-        if self.shared.stop_action.is(code) {
+        if self.sole_owner && self.shared.stop_action.is(code) {
             return Ok(());
         }
         let write = self.shared.stop_action.begin();

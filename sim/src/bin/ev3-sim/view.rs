@@ -83,11 +83,7 @@ impl Pictures {
             (path, thread)
         });
         std::io::Write::flush(&mut std::io::stdout()).ok();
-        Ok(Pictures {
-            view,
-            trace,
-            stop,
-        })
+        Ok(Pictures { view, trace, stop })
     }
 
     /// Stops the view and writes the trace (`FILE.svg` and `FILE.jsonl`).
