@@ -9,7 +9,8 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicI64, Ordering};
+// 32-bit atomics: the brick's armv5te has no 64-bit ones.
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,9 +39,9 @@ fn with_dragged_left_wheel(
     right_dev: &MockDevice,
     sim: &RealtimeSim,
     drive: impl FnOnce(),
-) -> (i64, i64) {
-    let worst = Arc::new(AtomicI64::new(0));
-    let diff = Arc::new(AtomicI64::new(0));
+) -> (i32, i32) {
+    let worst = Arc::new(AtomicI32::new(0));
+    let diff = Arc::new(AtomicI32::new(0));
     let (l, r) = (left_dev.clone(), right_dev.clone());
     let (w, d) = (Arc::clone(&worst), Arc::clone(&diff));
     sim.with(|s| {
@@ -48,7 +49,7 @@ fn with_dragged_left_wheel(
         s.script_block(left_dev, move |world| {
             let now = (world.position(&l), world.position(&r));
             let (l0, r0) = *base.get_or_insert(now);
-            let apart = (now.0 - l0) - (now.1 - r0);
+            let apart = i32::try_from((now.0 - l0) - (now.1 - r0)).unwrap_or(i32::MAX);
             d.store(apart, Ordering::SeqCst);
             w.fetch_max(apart.abs(), Ordering::SeqCst);
             world.time.as_millis() % 120 < 40

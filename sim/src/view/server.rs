@@ -9,7 +9,7 @@
 //! before anything is written to a socket. So the simulation never waits
 //! for a browser.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -50,12 +50,32 @@ impl std::fmt::Debug for ViewTarget {
     }
 }
 
-/// What the frames thread counts (see [`LiveView::stats`]).
+/// What the frames thread counts (see [`LiveView::stats`]). Behind a
+/// mutex, not in atomics: the brick's armv5te has no 64-bit atomics.
 #[derive(Debug, Default)]
-struct Stats {
-    frames: AtomicU64,
-    locked_ns: AtomicU64,
-    locked_max_ns: AtomicU64,
+struct Stats(Mutex<Counts>);
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Counts {
+    frames: u64,
+    locked_ns: u64,
+    locked_max_ns: u64,
+}
+
+impl Stats {
+    fn update(&self, f: impl FnOnce(&mut Counts)) {
+        f(&mut self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner));
+    }
+
+    fn now(&self) -> Counts {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 /// How often the view took the brick's state, and how long it held the
@@ -160,12 +180,13 @@ impl LiveView {
     /// Snapshots taken so far and how long they held the simulator: what
     /// the view costs the simulation.
     pub fn stats(&self) -> FrameStats {
-        let frames = self.stats.frames.load(Ordering::Relaxed);
-        let total = self.stats.locked_ns.load(Ordering::Relaxed);
+        let counts = self.stats.now();
         FrameStats {
-            frames,
-            locked_mean: Duration::from_nanos(total.checked_div(frames).unwrap_or(0)),
-            locked_max: Duration::from_nanos(self.stats.locked_max_ns.load(Ordering::Relaxed)),
+            frames: counts.frames,
+            locked_mean: Duration::from_nanos(
+                counts.locked_ns.checked_div(counts.frames).unwrap_or(0),
+            ),
+            locked_max: Duration::from_nanos(counts.locked_max_ns),
         }
     }
 }
@@ -197,8 +218,10 @@ fn frames(stop: &AtomicBool, latest: &Mutex<Latest>, target: &Mutex<ViewTarget>,
                     let locked = Instant::now();
                     let snap = Snapshot::of(s, None, false);
                     let ns = u64::try_from(locked.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                    stats.locked_ns.fetch_add(ns, Ordering::Relaxed);
-                    stats.locked_max_ns.fetch_max(ns, Ordering::Relaxed);
+                    stats.update(|c| {
+                        c.locked_ns = c.locked_ns.saturating_add(ns);
+                        c.locked_max_ns = c.locked_max_ns.max(ns);
+                    });
                     snap
                 }),
                 None => Snapshot::take(&t.tree, None, start.elapsed(), false),
@@ -206,7 +229,7 @@ fn frames(stop: &AtomicBool, latest: &Mutex<Latest>, target: &Mutex<ViewTarget>,
             if let Some(io) = io {
                 snap.read_io(io, true);
             }
-            stats.frames.fetch_add(1, Ordering::Relaxed);
+            stats.update(|c| c.frames += 1);
             snap.look = t.scene.look(&snap);
             snap
         };
