@@ -448,6 +448,8 @@ impl Attribute {
     /// Waits up to `timeout` for the kernel to notify a change of this
     /// attribute (`POLLPRI`, sent by `sysfs_notify`: tacho `state`, touch
     /// `value0`). Returns `true` when notified, `false` on timeout.
+    /// `Duration::MAX` (or any timeout beyond what `Instant` holds) waits
+    /// without end.
     ///
     /// Notifications can be late (tacho `state` is checked every 50 ms) or
     /// missed, and a file that is not sysfs-like may never notify: always
@@ -462,9 +464,12 @@ impl Attribute {
     /// [`Error::Disconnected`] when the device went away while waiting.
     pub fn wait_for_change(&self, timeout: Duration) -> Result<bool> {
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-        let deadline = std::time::Instant::now() + timeout;
+        // Beyond what an Instant holds (Duration::MAX): no deadline.
+        let deadline = std::time::Instant::now().checked_add(timeout);
         loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let left = deadline.map_or(Duration::MAX, |d| {
+                d.saturating_duration_since(std::time::Instant::now())
+            });
             let slice = left.min(UNPLUG_CHECK);
             // Below 65 s: fits in u16 milliseconds.
             let millis = u16::try_from(slice.as_millis()).unwrap_or(u16::MAX);

@@ -97,7 +97,9 @@ impl Pid {
         };
         let limit = i64::from(self.limit);
         let unclamped = raw(integral);
-        if (-limit..=limit).contains(&unclamped) || integral.abs() < self.integral.abs() {
+        if (-limit..=limit).contains(&unclamped)
+            || integral.unsigned_abs() < self.integral.unsigned_abs()
+        {
             self.integral = integral;
         }
         let out = raw(self.integral).clamp(-limit, limit);
@@ -117,7 +119,9 @@ impl Pid {
 /// its deadline, `start + n * period`, so the rate does not drift with the
 /// body's duration. When the body overran one or more deadlines, the
 /// missed ones are skipped (no burst to catch up) and the tick says how
-/// many ([`Tick::missed`]) and how late it is. Never busy-waits.
+/// many ([`Tick::missed`]) and how late it is. Never busy-waits. A period
+/// beyond what `Instant` holds (`Duration::MAX`) ticks once, then sleeps
+/// for ever.
 pub fn every(period: Duration) -> Every {
     Every {
         period: period.max(Duration::from_micros(1)),
@@ -131,7 +135,9 @@ pub fn every(period: Duration) -> Every {
 #[derive(Debug, Clone)]
 pub struct Every {
     period: Duration,
-    next: Option<Instant>,
+    /// `None` before the first tick; then the next deadline, `None` when
+    /// it is beyond what an `Instant` holds.
+    next: Option<Option<Instant>>,
     index: u64,
     overruns: u64,
 }
@@ -164,17 +170,23 @@ impl Iterator for Every {
 
     fn next(&mut self) -> Option<Tick> {
         let now = Instant::now();
-        let Some(deadline) = self.next else {
-            self.next = Some(now + self.period);
+        let Some(next) = self.next else {
+            self.next = Some(now.checked_add(self.period));
             return Some(Tick {
                 index: 0,
                 missed: 0,
                 late: Duration::ZERO,
             });
         };
+        let Some(mut deadline) = next else {
+            // A period beyond what an Instant holds (Duration::MAX): the
+            // next deadline never comes.
+            loop {
+                std::thread::sleep(Duration::MAX);
+            }
+        };
         let mut missed = 0u32;
-        let mut deadline = deadline;
-        self.index += 1;
+        self.index = self.index.saturating_add(1);
         if now < deadline {
             std::thread::sleep(deadline - now);
         } else {
@@ -182,14 +194,17 @@ impl Iterator for Every {
             let behind = now - deadline;
             let skip = behind.as_nanos() / self.period.as_nanos();
             if skip > 0 {
-                missed = u32::try_from(skip).unwrap_or(u32::MAX);
                 let skip = u32::try_from(skip).unwrap_or(u32::MAX);
-                deadline += self.period * skip;
-                self.index += u64::from(skip);
-                self.overruns += 1;
+                missed = skip;
+                // skip * period <= behind: within the Instants seen.
+                deadline = deadline
+                    .checked_add(self.period.saturating_mul(skip))
+                    .unwrap_or(now);
+                self.index = self.index.saturating_add(u64::from(skip));
+                self.overruns = self.overruns.saturating_add(1);
             }
         }
-        self.next = Some(deadline + self.period);
+        self.next = Some(deadline.checked_add(self.period));
         Some(Tick {
             index: self.index,
             missed,

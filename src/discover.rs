@@ -93,7 +93,7 @@ const PAGE: usize = 4096;
 /// reading much: opened with `O_NONBLOCK` (a FIFO opens at once), only a
 /// regular file is read, and only up to a page. Anything else is an error:
 /// a FIFO, a device node, or more than a page (sysfs never shows that).
-fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()

@@ -50,6 +50,11 @@ use font::{glyph_pixel, CELL_HEIGHT, CELL_WIDTH, GLYPH_HEIGHT, GLYPH_WIDTH};
 pub const FRAMEBUFFER_DEVICE: &str = "fb0";
 /// The framebuffer's sysfs directory, relative to `/sys/class`.
 pub const FRAMEBUFFER_SYSFS: &str = "graphics/fb0";
+/// The largest image a [`Screen`] draws (`stride * height`): 1 MiB, more
+/// than ten times the EV3's 91 KiB at 32 bits per pixel, and what a 64 MB
+/// brick can spare. A geometry beyond it is refused, as is one larger than
+/// the framebuffer itself.
+pub const MAX_IMAGE_BYTES: usize = 1 << 20;
 
 /// A pixel's colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -91,7 +96,9 @@ impl Geometry {
     };
 
     /// Reads `virtual_size`, `bits_per_pixel` and `stride` in a sysfs
-    /// framebuffer directory (e.g. `/sys/class/graphics/fb0`).
+    /// framebuffer directory (e.g. `/sys/class/graphics/fb0`). Each is
+    /// opened without blocking and read only when it is a regular file of
+    /// at most a page (as sysfs shows): a FIFO or a huge file is an error.
     ///
     /// # Errors
     /// Open and read errors, [`Error::Parse`] for unexpected contents,
@@ -101,9 +108,12 @@ impl Geometry {
         let dir = dir.as_ref();
         let read = |name: &str| -> Result<(PathBuf, String)> {
             let path = dir.join(name);
-            let text = std::fs::read_to_string(&path)
+            let bytes = crate::discover::read_small(&path)
                 .map_err(|e| Error::from_io(&path, Operation::Read, None, e))?;
-            Ok((path, text))
+            match String::from_utf8(bytes) {
+                Ok(text) => Ok((path, text)),
+                Err(e) => Err(Error::parse(&path, e.as_bytes(), "text")),
+            }
         };
         let number = |path: &Path, text: &str| -> Result<u32> {
             text.trim()
@@ -134,7 +144,8 @@ impl Geometry {
             && (1..=4096).contains(&self.width)
             && (1..=4096).contains(&self.height)
             && u64::from(self.stride) * 8 >= row_bits
-            && self.stride <= 65_536;
+            && self.stride <= 65_536
+            && self.size() <= MAX_IMAGE_BYTES;
         if fits {
             return Ok(());
         }
@@ -143,7 +154,7 @@ impl Geometry {
             operation: Operation::Open,
             source: io::Error::other(format!(
                 "framebuffer layout {}x{} at {} bits per pixel, stride {} (1 or 32 bits per pixel, \
-                 a stride that holds a row)",
+                 a stride that holds a row, at most {MAX_IMAGE_BYTES} bytes)",
                 self.width, self.height, self.bits_per_pixel, self.stride
             )),
         })
@@ -153,6 +164,30 @@ impl Geometry {
     pub fn size(&self) -> usize {
         self.stride as usize * self.height as usize
     }
+}
+
+/// Checks that the framebuffer holds `size` bytes, before a buffer of that
+/// size is allocated: a regular file by its length, a device by reading
+/// its last byte (fbdev's read ends at the framebuffer's memory).
+fn holds(file: &File, path: &Path, size: usize) -> Result<()> {
+    let io_error = |e| Error::from_io(path, Operation::Open, None, e);
+    let metadata = file.metadata().map_err(io_error)?;
+    let enough = if metadata.is_file() {
+        metadata.len() >= size as u64
+    } else {
+        let last = size.saturating_sub(1) as u64;
+        file.read_at(&mut [0u8; 1], last).map_err(io_error)? == 1
+    };
+    if enough {
+        return Ok(());
+    }
+    Err(Error::Unsupported {
+        path: path.to_path_buf(),
+        operation: Operation::Open,
+        source: io::Error::other(format!(
+            "the framebuffer is shorter than the {size} bytes of the image its geometry claims"
+        )),
+    })
 }
 
 /// The screen: an open framebuffer and the image being drawn.
@@ -194,7 +229,7 @@ impl Screen {
     ///
     /// # Errors
     /// Open errors; [`Error::Unsupported`] for a geometry this module cannot
-    /// draw.
+    /// draw or one larger than the framebuffer.
     pub fn with_geometry(framebuffer: impl Into<PathBuf>, geometry: Geometry) -> Result<Screen> {
         let path = framebuffer.into();
         geometry.check(&path)?;
@@ -204,6 +239,7 @@ impl Screen {
             .custom_flags(libc::O_CLOEXEC)
             .open(&path)
             .map_err(|e| Error::from_io(&path, Operation::Open, None, e))?;
+        holds(&file, &path, geometry.size())?;
         let mut screen = Screen {
             file,
             path,
@@ -331,29 +367,22 @@ impl Screen {
     }
 
     /// A straight line from (x0, y0) to (x1, y1), both ends included
-    /// (Bresenham, integers only).
+    /// (Bresenham, integers only). Only the part on the screen is walked,
+    /// however far away the ends are.
     pub fn line(&mut self, x0: i32, y0: i32, x1: i32, y1: i32, color: Color) {
-        let (mut x, mut y) = (x0, y0);
-        let dx = (x1 - x0).abs();
-        let dy = -(y1 - y0).abs();
-        let sx = if x0 < x1 { 1 } else { -1 };
-        let sy = if y0 < y1 { 1 } else { -1 };
-        let mut err = dx + dy;
-        loop {
-            self.set_pixel(x, y, color);
-            if x == x1 && y == y1 {
-                break;
-            }
-            let e2 = 2 * err;
-            if e2 >= dy {
-                err += dy;
-                x += sx;
-            }
-            if e2 <= dx {
-                err += dx;
-                y += sy;
-            }
-        }
+        self.wide_line(
+            [i64::from(x0), i64::from(y0)],
+            [i64::from(x1), i64::from(y1)],
+            color,
+        );
+    }
+
+    fn wide_line(&mut self, from: [i64; 2], to: [i64; 2], color: Color) {
+        let size = [i64::from(self.width()), i64::from(self.height())];
+        line_points(from, to, size, |x, y| {
+            // On the screen (line_points clips): both fit in i32.
+            self.set_pixel(x as i32, y as i32, color);
+        });
     }
 
     /// The outline of the `width` x `height` rectangle whose top left pixel
@@ -362,11 +391,12 @@ impl Screen {
         if width <= 0 || height <= 0 {
             return;
         }
-        let (right, bottom) = (x + width - 1, y + height - 1);
-        self.line(x, y, right, y, color);
-        self.line(x, bottom, right, bottom, color);
-        self.line(x, y, x, bottom, color);
-        self.line(right, y, right, bottom, color);
+        let (x, y) = (i64::from(x), i64::from(y));
+        let (right, bottom) = (x + i64::from(width) - 1, y + i64::from(height) - 1);
+        self.wide_line([x, y], [right, y], color);
+        self.wide_line([x, bottom], [right, bottom], color);
+        self.wide_line([x, y], [x, bottom], color);
+        self.wide_line([right, y], [right, bottom], color);
     }
 
     /// The filled `width` x `height` rectangle whose top left pixel is
@@ -391,17 +421,23 @@ impl Screen {
         for c in text.chars() {
             if c == '\n' {
                 cx = x;
-                cy += CELL_HEIGHT;
+                cy = cy.saturating_add(CELL_HEIGHT);
                 continue;
             }
-            for gy in 0..GLYPH_HEIGHT {
-                for gx in 0..GLYPH_WIDTH {
-                    if glyph_pixel(c, gx, gy) {
-                        self.set_pixel(cx + gx, cy + gy, color);
+            // Only glyphs that reach the screen are drawn (so cx + gx and
+            // cy + gy cannot overflow).
+            let visible = (-GLYPH_WIDTH + 1..self.width()).contains(&cx)
+                && (-GLYPH_HEIGHT + 1..self.height()).contains(&cy);
+            if visible {
+                for gy in 0..GLYPH_HEIGHT {
+                    for gx in 0..GLYPH_WIDTH {
+                        if glyph_pixel(c, gx, gy) {
+                            self.set_pixel(cx + gx, cy + gy, color);
+                        }
                     }
                 }
             }
-            cx += CELL_WIDTH;
+            cx = cx.saturating_add(CELL_WIDTH);
         }
         cx
     }
@@ -441,5 +477,127 @@ impl Screen {
             out.push('\n');
         }
         out
+    }
+}
+
+/// Calls `plot` for each pixel of the line from `from` to `to` (both ends
+/// included) inside a `size[0]` x `size[1]` screen: the pixels of
+/// Bresenham's error-term loop, in closed form so that only the steps on
+/// the screen are visited (at most `max(size)` of them, wherever the ends
+/// are).
+///
+/// With `n` = the longer axis's extent and `d` the shorter's, step `k`
+/// (0..=n) is at `a0 + sa * k` on the longer axis and at `b0 + sb *
+/// floor((2kd + n) / 2n)` on the shorter one: the error term of the loop
+/// stays in a window `n` wide, so this count of minor steps is the only one
+/// it allows (checked against the loop in the tests).
+pub(crate) fn line_points(
+    from: [i64; 2],
+    to: [i64; 2],
+    size: [i64; 2],
+    mut plot: impl FnMut(i64, i64),
+) {
+    let on_screen = |x: i64, y: i64| (0..size[0]).contains(&x) && (0..size[1]).contains(&y);
+    let (dx, dy) = ((to[0] - from[0]).abs(), (to[1] - from[1]).abs());
+    // The longer axis: 0 (x) or 1 (y).
+    let major = usize::from(dy > dx);
+    let minor = 1 - major;
+    let n = (to[major] - from[major]).abs();
+    let d = (to[minor] - from[minor]).abs();
+    if n == 0 {
+        if on_screen(from[0], from[1]) {
+            plot(from[0], from[1]);
+        }
+        return;
+    }
+    let sa = if from[major] < to[major] { 1 } else { -1 };
+    let sb = if from[minor] < to[minor] { 1 } else { -1 };
+    // The steps whose major coordinate is on the screen.
+    let a0 = from[major];
+    let last = size[major] - 1;
+    let (first_k, last_k) = if sa > 0 {
+        (-a0, last - a0)
+    } else {
+        (a0 - last, a0)
+    };
+    let (first_k, last_k) = (first_k.max(0), last_k.min(n));
+    let (n128, d128) = (i128::from(n), i128::from(d));
+    for k in first_k..=last_k {
+        let steps = (2 * i128::from(k) * d128 + n128) / (2 * n128);
+        // steps <= d: fits in i64.
+        let b = from[minor] + sb * steps as i64;
+        let a = a0 + sa * k;
+        let (x, y) = if major == 0 { (a, b) } else { (b, a) };
+        if on_screen(x, y) {
+            plot(x, y);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error-term loop, walking every step.
+    fn reference(x0: i64, y0: i64, x1: i64, y1: i64) -> Vec<(i64, i64)> {
+        let (mut x, mut y) = (x0, y0);
+        let dx = (x1 - x0).abs();
+        let dy = -(y1 - y0).abs();
+        let sx = if x0 < x1 { 1 } else { -1 };
+        let sy = if y0 < y1 { 1 } else { -1 };
+        let mut err = dx + dy;
+        let mut out = Vec::new();
+        loop {
+            out.push((x, y));
+            if x == x1 && y == y1 {
+                return out;
+            }
+            let e2 = 2 * err;
+            if e2 >= dy {
+                err += dy;
+                x += sx;
+            }
+            if e2 <= dx {
+                err += dx;
+                y += sy;
+            }
+        }
+    }
+
+    #[test]
+    fn closed_form_lines_are_the_error_term_loops_pixels() {
+        let size = [40, 30];
+        // A small linear congruential generator: no dependency, the same
+        // lines every run.
+        let mut seed = 0x2545_f491_u64;
+        let mut next = |range: i64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((seed >> 33) as i64).rem_euclid(range) - range / 3
+        };
+        let runs = if cfg!(miri) { 50 } else { 5_000 };
+        for _ in 0..runs {
+            let (x0, y0, x1, y1) = (next(90), next(70), next(90), next(70));
+            let want: Vec<(i64, i64)> = reference(x0, y0, x1, y1)
+                .into_iter()
+                .filter(|&(x, y)| (0..size[0]).contains(&x) && (0..size[1]).contains(&y))
+                .collect();
+            let mut got = Vec::new();
+            line_points([x0, y0], [x1, y1], size, |x, y| got.push((x, y)));
+            assert_eq!(got, want, "({x0}, {y0}) to ({x1}, {y1})");
+        }
+    }
+
+    #[test]
+    fn far_away_lines_visit_only_the_screen() {
+        let mut count = 0;
+        let (min, max) = (i64::from(i32::MIN), i64::from(i32::MAX));
+        line_points([min, 5], [max, 5], [178, 128], |_, y| {
+            assert_eq!(y, 5);
+            count += 1;
+        });
+        assert_eq!(count, 178);
+        line_points([min, min], [max, max], [178, 128], |x, y| {
+            assert_eq!(x, y);
+        });
     }
 }

@@ -290,7 +290,8 @@ impl Players {
     }
 
     /// Plays a WAV file with `aplay -q` and waits until it ends. The file
-    /// must start with a RIFF/WAVE header.
+    /// must start with a RIFF/WAVE header. A relative name that starts with
+    /// `-` is passed as `./-name`, never as an option.
     ///
     /// # Errors
     /// [`Error::Parse`] for a file that is not WAV, [`Error::NotFound`]
@@ -307,7 +308,7 @@ impl Players {
         let aplay = self.find(&["aplay"], "alsa-utils")?;
         let out = Command::new(&aplay)
             .arg("-q")
-            .arg(file)
+            .arg(not_an_option(file).as_os_str())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -355,6 +356,18 @@ impl Players {
         let spoken = spoken.map_err(|e| Error::from_io(&espeak, Operation::Read, None, e))?;
         check_exit(&espeak, spoken.status, &spoken.stderr)?;
         check_exit(&aplay, played.status, &played.stderr)
+    }
+}
+
+/// `path` as an argument no option parser takes for an option: a relative
+/// path starting with `-` gets `./` in front (`-Dnull` is the file
+/// `./-Dnull`, not aplay's device option).
+fn not_an_option(path: &Path) -> std::borrow::Cow<'_, Path> {
+    use std::os::unix::ffi::OsStrExt;
+    if path.as_os_str().as_bytes().starts_with(b"-") {
+        std::borrow::Cow::Owned(Path::new(".").join(path))
+    } else {
+        std::borrow::Cow::Borrowed(path)
     }
 }
 

@@ -130,10 +130,17 @@ fn screen_geometry_errors() {
     ));
     let err = Screen::open(tmp.path().join("fb9"), Path::new("/nonexistent")).unwrap_err();
     assert!(err.is_disconnected(), "{err}");
-    // A framebuffer file shorter than the image: a short read is an error.
+    // A framebuffer file shorter than the image is refused at open; one
+    // that shrinks later gives a short read, an error.
     let (fb, sysfs) = framebuffer_files(tmp.path(), Geometry::EV3_MONO);
     fs::write(&fb, [0u8; 10]).unwrap();
+    assert!(matches!(
+        Screen::open(&fb, &sysfs),
+        Err(Error::Unsupported { .. })
+    ));
+    let (fb, sysfs) = framebuffer_files(tmp.path(), Geometry::EV3_MONO);
     let mut screen = Screen::open(&fb, &sysfs).unwrap();
+    fs::write(&fb, [0u8; 10]).unwrap();
     assert!(matches!(screen.load(), Err(Error::Io { .. })));
 }
 

@@ -318,7 +318,8 @@ impl SimulatedIo {
         }
     }
 
-    /// The tones played so far, in order (a stop is a tone of 0 Hz).
+    /// The tones played so far, in order (a stop is a tone of 0 Hz); the
+    /// last 65 536 at most.
     pub fn tones(&self) -> Vec<Tone> {
         self.shared.lock().tones.clone()
     }

@@ -453,7 +453,8 @@ impl MockTree {
     }
 
     /// The stores the brick's file system received since the last call,
-    /// oldest first (at most the last 4096): the attribute's path relative
+    /// oldest first (at most the last 4096, and the first 4096 bytes of
+    /// each, 1 MiB in all): the attribute's path relative
     /// to the root (`tacho-motor/motor0/command`) and the written bytes.
     /// Injections ([`MockDevice::set`]) are not stores.
     pub fn take_stores(&self) -> Vec<(String, Vec<u8>)> {

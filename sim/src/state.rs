@@ -90,14 +90,23 @@ pub(crate) struct Brick<W> {
     handles: HashMap<u64, Handle<W>>,
     next_fh: u64,
     factory: Factory,
-    /// The last stores received: path relative to the root, bytes.
+    /// The last stores received: path relative to the root, bytes (at
+    /// most [`STORE_BYTES_KEPT`] of each).
     stores: VecDeque<(String, Vec<u8>)>,
+    /// The bytes in `stores`, at most [`STORES_BYTES_KEPT`].
+    stores_bytes: usize,
     /// The last accepted store per (device, attribute).
     last_stored: HashMap<(u64, String), Vec<u8>>,
 }
 
 /// How many stores [`Brick::take_stores`] keeps.
 const STORES_KEPT: usize = 4096;
+/// How much of each store the journal and `last_stored` keep: a page, all
+/// kernfs hands a text attribute's store.
+const STORE_BYTES_KEPT: usize = 4096;
+/// How many bytes the journal keeps in all (its oldest stores go first):
+/// clients' writes never grow the simulator without bound.
+const STORES_BYTES_KEPT: usize = 1 << 20;
 
 impl<W> std::fmt::Debug for Brick<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -150,6 +159,7 @@ impl<W: Clone> Brick<W> {
             next_fh: 1,
             factory,
             stores: VecDeque::new(),
+            stores_bytes: 0,
             last_stored: HashMap::new(),
         }
     }
@@ -184,6 +194,7 @@ impl<W: Clone> Brick<W> {
 
     /// The stores received since the last call, oldest first.
     pub(crate) fn take_stores(&mut self) -> VecDeque<(String, Vec<u8>)> {
+        self.stores_bytes = 0;
         std::mem::take(&mut self.stores)
     }
 
@@ -538,11 +549,17 @@ impl<W: Clone> Brick<W> {
         let Some(handle) = self.handles.get(&fh).filter(|h| h.write) else {
             return (Err(libc::EBADF), Vec::new());
         };
-        if self.stores.len() == STORES_KEPT {
-            self.stores.pop_front();
-        }
         let path = self.path_of(handle.ino);
-        self.stores.push_back((path, data.to_vec()));
+        let kept = &data[..data.len().min(STORE_BYTES_KEPT)];
+        while self.stores.len() >= STORES_KEPT || self.stores_bytes + kept.len() > STORES_BYTES_KEPT
+        {
+            let Some((_, old)) = self.stores.pop_front() else {
+                break;
+            };
+            self.stores_bytes -= old.len();
+        }
+        self.stores_bytes += kept.len();
+        self.stores.push_back((path, kept.to_vec()));
         let Some(device) = self.devices.get_mut(&dev) else {
             return (Err(libc::ENODEV), Vec::new());
         };
@@ -555,7 +572,7 @@ impl<W: Clone> Brick<W> {
             device.model.store(&name, &data[..len], &mut fx)
         };
         if stored.is_ok() {
-            self.last_stored.insert((dev, name), data.to_vec());
+            self.last_stored.insert((dev, name), kept.to_vec());
         }
         // Effects of a failed store still happen (a driver may have
         // changed something before refusing).

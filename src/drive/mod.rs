@@ -118,11 +118,13 @@ impl DriveBase {
         // 40 % of the slower wheel's top speed, as pybricks.
         let top = i64::from(base.left.max_speed().min(base.right.max_speed())) * 2 / 5;
         let wheel_deg = scale32(top, 360, i64::from(cpr(&base.left)));
-        base.speed = MmPerSec(scale32(
-            i64::from(wheel_deg) * geometry.wheel * PI_NUM,
+        // In 128 bits: 2^31 * 2^31 * 355 does not fit in 64.
+        let speed = scale(
+            i128::from(wheel_deg) * i128::from(geometry.wheel) * i128::from(PI_NUM),
             1,
-            360 * PI_DEN,
-        ));
+            360 * i128::from(PI_DEN),
+        );
+        base.speed = MmPerSec(i32::try_from(speed).unwrap_or(i32::MAX));
         base.turn_rate = DegPerSec(scale32(i64::from(wheel_deg), geometry.wheel, geometry.axle));
         Ok(base)
     }
@@ -241,7 +243,8 @@ impl DriveBase {
     pub fn start_turn(&self, angle: Degrees) -> Result<()> {
         let wheel = self.turn_wheel_degrees(angle.0);
         let speed = self.turn_wheel_degrees(self.turn_rate.0);
-        self.start_move((wheel, speed), (-wheel, speed))
+        // Saturated: -i32::MIN does not fit.
+        self.start_move((wheel, speed), (wheel.saturating_neg(), speed))
     }
 
     /// Starts [`DriveBase::curve`] without waiting.
@@ -250,11 +253,13 @@ impl DriveBase {
     /// I/O errors.
     pub fn start_curve(&self, radius: Millimetres, angle: Degrees) -> Result<()> {
         // Centre arc r * |θ|, heading change (left - right) / axle = θ.
-        let centre = scale32(
-            i64::from(radius.0) * i64::from(angle.0.saturating_abs()) * PI_NUM,
+        // In 128 bits: i32::MAX * i32::MAX * 355 does not fit in 64.
+        let centre = scale(
+            i128::from(radius.0) * i128::from(angle.0.unsigned_abs()) * i128::from(PI_NUM),
             1,
-            180 * PI_DEN,
+            180 * i128::from(PI_DEN),
         );
+        let centre = i32::try_from(centre).unwrap_or(if centre < 0 { i32::MIN } else { i32::MAX });
         let centre = Millimetres(centre).wheel_degrees(self.wheel);
         let turn = self.turn_wheel_degrees(angle.0);
         let (l, r) = (centre.saturating_add(turn), centre.saturating_sub(turn));
@@ -297,7 +302,7 @@ impl DriveBase {
                 let counts = scale32(i64::from(deg), i64::from(c), 360);
                 let speed = scale32(i64::from(speed), i64::from(c), 360)
                     .unsigned_abs()
-                    .clamp(1, m.max_speed().unsigned_abs());
+                    .clamp(1, m.max_speed().unsigned_abs().max(1));
                 let speed = i32::try_from(speed).unwrap_or(i32::MAX);
                 let ms = u64::from(counts.unsigned_abs()) * 1000
                     / u64::from(speed.unsigned_abs().max(1));
@@ -346,7 +351,12 @@ impl DriveBase {
     /// plus 2 s.
     pub fn wait(&self) -> Result<Finished> {
         let start = Instant::now();
-        let timeout = *self.nominal.lock().unwrap_or_else(|p| p.into_inner()) * 2 + SLACK;
+        let timeout = self
+            .nominal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .saturating_mul(2)
+            .saturating_add(SLACK);
         // On a mock tree `running` shows a tick after the command.
         let grace = if self.left.is_sysfs() {
             Duration::ZERO
@@ -392,7 +402,8 @@ impl DriveBase {
             to_counts(&self.left, forward + turn),
             to_counts(&self.right, forward - turn),
         );
-        let over = |v: i64, m: &TachoMotor| (v.abs(), i64::from(m.max_speed()));
+        // In 128 bits: counts and max_speed are only bounded by i64 and i32.
+        let over = |v: i64, m: &TachoMotor| (i128::from(v).abs(), i128::from(m.max_speed().max(0)));
         let ((la, lmax), (ra, rmax)) = (over(l, &self.left), over(r, &self.right));
         // Scale both by the largest overshoot (cross-multiplied).
         let (num, den) = if la * rmax >= ra * lmax {
@@ -401,12 +412,13 @@ impl DriveBase {
             (rmax, ra)
         };
         if num < den {
-            l = scale(i128::from(l), i128::from(num), i128::from(den));
-            r = scale(i128::from(r), i128::from(num), i128::from(den));
+            l = scale(i128::from(l), num, den);
+            r = scale(i128::from(r), num, den);
         }
         let clamp = |v: i64, m: &TachoMotor| {
-            let max = m.max_speed();
-            i32::try_from(v).unwrap_or(0).clamp(-max, max)
+            let max = m.max_speed().max(0);
+            let v = i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX });
+            v.clamp(-max, max)
         };
         self.left.set_speed_sp(clamp(l, &self.left))?;
         self.right.set_speed_sp(clamp(r, &self.right))?;

@@ -32,7 +32,12 @@ impl Pose {
     }
     /// Straight-line distance from the start, in micrometres.
     pub fn distance_from_start_um(&self) -> i64 {
-        isqrt(i128::from(self.x_um).pow(2) + i128::from(self.y_um).pow(2))
+        // Unsigned: two squares of i64::MIN are 2^127, beyond i128.
+        let (x, y) = (
+            u128::from(self.x_um.unsigned_abs()),
+            u128::from(self.y_um.unsigned_abs()),
+        );
+        i64::try_from(isqrt(x * x + y * y)).unwrap_or(i64::MAX)
     }
 }
 
@@ -40,18 +45,19 @@ fn to_i32(v: i64) -> i32 {
     i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX })
 }
 
-/// Integer square root (Newton).
-pub(crate) fn isqrt(n: i128) -> i64 {
-    if n <= 0 {
-        return 0;
+/// Integer square root (Newton), rounded down.
+pub(crate) fn isqrt(n: u128) -> u128 {
+    if n < 2 {
+        return n;
     }
     let mut x = n;
-    let mut y = (x + 1) / 2;
+    // n / 2 + 1 >= (n + 1) / 2 without overflowing at u128::MAX.
+    let mut y = n / 2 + 1;
     while y < x {
         x = y;
         y = (x + n / x) / 2;
     }
-    i64::try_from(x).unwrap_or(i64::MAX)
+    x
 }
 
 /// One in Q30 fixed point.
@@ -173,7 +179,7 @@ impl Odometry {
         self.last = (left, right);
         let h0 = self.pose.2;
         let h1 = match (gyro, self.gyro_origin) {
-            (Some(angle), Some(origin)) => i64::from(angle - origin) * 1_000_000,
+            (Some(angle), Some(origin)) => (i64::from(angle) - i64::from(origin)) * 1_000_000,
             _ => g.heading_udeg(
                 g.wheel_udeg(left - self.origin.0, true)
                     - g.wheel_udeg(right - self.origin.1, false),
@@ -182,7 +188,7 @@ impl Odometry {
         let ds = g.rolled_um((dl + dr) / 2);
         // Chord of the arc: ds * sin(dθ/2) / (dθ/2) = ds * (1 - dθ²/24 + dθ⁴/1920).
         let dtheta = scale(
-            i128::from(h1 - h0) * i128::from(PI_NUM) * i128::from(ONE),
+            (i128::from(h1) - i128::from(h0)) * i128::from(PI_NUM) * i128::from(ONE),
             1,
             i128::from(PI_DEN) * 180_000_000,
         );
@@ -193,9 +199,12 @@ impl Odometry {
             1,
             i128::from(ONE),
         );
-        let (cos, sin) = cos_sin(h0 + (h1 - h0) / 2);
-        self.pose.0 += scale(i128::from(chord) * i128::from(cos), 1, i128::from(ONE));
-        self.pose.1 += scale(i128::from(chord) * i128::from(sin), 1, i128::from(ONE));
+        // The mean of two i64 fits in one.
+        let middle = (i128::from(h0) + i128::from(h1)) / 2;
+        let (cos, sin) = cos_sin(i64::try_from(middle).unwrap_or(0));
+        let step = |v: i64| scale(i128::from(chord) * i128::from(v), 1, i128::from(ONE));
+        self.pose.0 = self.pose.0.saturating_add(step(cos));
+        self.pose.1 = self.pose.1.saturating_add(step(sin));
         self.pose.2 = h1;
     }
 
@@ -254,5 +263,35 @@ mod tests {
         assert!((p.x_um - 168_000).abs() < 1_500, "{p:?}");
         assert!((p.y_um - 168_000).abs() < 1_500, "{p:?}");
         assert!((p.heading_mdeg - 90_000).abs() < 400, "{p:?}");
+    }
+
+    #[test]
+    fn extreme_readings_saturate_without_overflow() {
+        let big = Pose {
+            x_um: i64::MIN,
+            y_um: i64::MIN,
+            heading_mdeg: i64::MAX,
+        };
+        assert_eq!(big.distance_from_start_um(), i64::MAX);
+        assert_eq!(big.x(), Millimetres(i32::MIN));
+        assert_eq!(isqrt(u128::MAX), u128::from(u64::MAX));
+        for (wheel, axle, cpr) in [(1, i64::from(i32::MAX), 1), (i64::from(i32::MAX), 1, 1)] {
+            let g = Geometry {
+                wheel,
+                axle,
+                cpr: (cpr, cpr),
+            };
+            let mut o = Odometry::new(g, i32::MIN, i32::MAX, Some(i32::MIN));
+            for (l, r, gyro) in [
+                (i32::MAX, i32::MIN, Some(i32::MAX)),
+                (i32::MIN, i32::MAX, Some(i32::MIN)),
+                (i32::MAX, i32::MAX, Some(0)),
+            ] {
+                o.update(l, r, gyro);
+                o.update(l, r, None);
+                let _ = (o.pose(), o.distance_um());
+            }
+            let _ = o.pose().distance_from_start_um();
+        }
     }
 }

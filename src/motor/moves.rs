@@ -124,7 +124,10 @@ impl TachoMotor {
         wait: bool,
     ) -> Result<Finished> {
         let counts = self.move_speed(speed)?;
-        let delta = angle.to_counts(self.cpr_or_360()) * counts.signum();
+        // Saturated: -i32::MIN does not fit.
+        let delta = angle
+            .to_counts(self.cpr_or_360())
+            .saturating_mul(counts.signum());
         self.set_stop_action(then)?;
         let target = self.position()?.saturating_add(delta);
         self.run_to_abs_pos(target, counts.abs())?;
@@ -151,8 +154,9 @@ impl TachoMotor {
         self.finish(wait, nominal(distance, counts), then)
     }
 
-    /// Runs at `speed` for `time` (whole ms, at most `i32::MAX`), then
-    /// applies `then`. Results as [`TachoMotor::run_angle`].
+    /// Runs at `speed` for `time` (whole ms, at most `i32::MAX`: longer
+    /// times, `Duration::MAX` too, run that long), then applies `then`.
+    /// Results as [`TachoMotor::run_angle`].
     ///
     /// # Errors
     /// As [`TachoMotor::run_angle`].
@@ -187,12 +191,13 @@ impl TachoMotor {
         duty_limit: Option<Percent>,
     ) -> Result<Degrees> {
         let counts = self.move_speed(speed)?;
+        // Everything checked before the first write.
+        if let Some(Percent(duty)) = duty_limit {
+            super::check_range("duty limit", i64::from(duty), 1, 100)?;
+        }
         self.set_stop_action(then)?;
         match duty_limit {
-            Some(Percent(duty)) => {
-                super::check_range("duty limit", i64::from(duty), 1, 100)?;
-                self.run_direct(duty * counts.signum())?;
-            }
+            Some(Percent(duty)) => self.run_direct(duty * counts.signum())?,
             None => self.run_forever(counts)?,
         }
         let result = self.wait_for_end(STALL_WAIT_LIMIT);
@@ -242,7 +247,7 @@ impl TachoMotor {
         if !wait {
             return Ok(Finished::Started);
         }
-        let finished = self.wait_for_end(nominal * 2 + SLACK)?;
+        let finished = self.wait_for_end(nominal.saturating_mul(2).saturating_add(SLACK))?;
         if finished == Finished::Stalled {
             self.stop_with(then)?;
         }

@@ -30,6 +30,9 @@ const FRAMEBUFFER: u64 = 6;
 const EVIOCGKEY_BASE: u32 = (b'E' as u32) << 8 | 0x18;
 const IOC_READ: u32 = 2;
 
+/// How many tones the simulated beeper remembers (the last ones).
+pub(super) const TONES_KEPT: usize = 65_536;
+
 /// Takes whole events, at most `size` bytes, off the queue.
 pub(super) fn take_events(queue: &mut VecDeque<InputEvent>, size: u32) -> Vec<u8> {
     let count = (size as usize / EVENT_SIZE).min(queue.len());
@@ -257,6 +260,10 @@ impl Filesystem for DevFs {
                             state.tones.push(tone);
                         }
                     }
+                    // A client writing tones for ever does not grow the
+                    // simulator for ever: the oldest go.
+                    let excess = state.tones.len().saturating_sub(TONES_KEPT);
+                    state.tones.drain(..excess);
                     reply.written(whole as u32);
                 }
                 FRAMEBUFFER => {
