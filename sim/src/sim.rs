@@ -31,8 +31,9 @@ use crate::error::Result;
 /// One simulation tick.
 pub const TICK: Duration = Duration::from_millis(2);
 
-/// The most ticks a real-time simulator runs at once to catch up (50 ms).
-const MAX_CATCH_UP: u128 = 25;
+/// The most ticks a real-time simulator runs at once to catch up (0.5 s:
+/// a busy host's pauses are made up, an emulator's growing lag is not).
+const MAX_CATCH_UP: u128 = 250;
 
 /// A scripted sensor value: a function of the simulated world.
 type Script = Box<dyn FnMut(&World<'_>) -> i64 + Send>;
@@ -219,7 +220,7 @@ impl Simulator {
 
     /// Runs the simulation in real time on a background thread (a step
     /// every 2 ms of wall time) until the handle is dropped. Behind by
-    /// more than 50 ms (a machine too slow for the ticks), it drops the
+    /// more than 0.5 s (a machine too slow for the ticks), it drops the
     /// rest: simulated time then runs slower than the wall clock.
     pub fn run_realtime(self) -> RealtimeSim {
         let stop = Arc::new(AtomicBool::new(false));
