@@ -42,7 +42,14 @@ fn robot_examples_run_on_the_simulated_brick() {
         main().unwrap_or_else(|e| panic!("example {name}: {e}"));
         let report = Playground::last_report().expect("a world report");
         println!("example {name}: ok in {:?}: {report}", start.elapsed());
-        check(name, &report);
+        // The goals need the real-time loops to keep time: on the host.
+        // Under an emulator (qemu-user, the brick build's test run) the
+        // deterministic tests/world.rs checks them in simulated time.
+        if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+            check(name, &report);
+        } else {
+            println!("example {name}: goal not checked under emulation");
+        }
     }
 }
 

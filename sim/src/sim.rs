@@ -33,6 +33,10 @@ use crate::error::Result;
 /// One simulation tick.
 pub const TICK: Duration = Duration::from_millis(2);
 
+/// The most ticks a real-time simulator runs at once to catch up (0.5 s:
+/// a busy host's pauses are made up, an emulator's growing lag is not).
+const MAX_CATCH_UP: u128 = 250;
+
 /// A scripted sensor value: a function of the simulated world.
 type Script = Box<dyn FnMut(&World<'_>) -> i64 + Send>;
 
@@ -250,7 +254,9 @@ impl Simulator {
     }
 
     /// Runs the simulation in real time on a background thread (a step
-    /// every 2 ms of wall time) until the handle is dropped.
+    /// every 2 ms of wall time) until the handle is dropped. Behind by
+    /// more than 0.5 s (a machine too slow for the ticks), it drops the
+    /// rest: simulated time then runs slower than the wall clock.
     pub fn run_realtime(self) -> RealtimeSim {
         let stop = Arc::new(AtomicBool::new(false));
         let sim = Arc::new(Mutex::new(self));
@@ -293,8 +299,12 @@ fn realtime_loop(stop: &AtomicBool, sim: &Mutex<Simulator>) {
         if due <= done {
             continue;
         }
+        // At most MAX_CATCH_UP ticks at a time: on a machine too slow for
+        // 2 ms ticks (an emulator, a world with much to compute) simulated
+        // time falls behind instead of each catch-up taking longer than the
+        // one before.
         let mut s = sim.lock().unwrap_or_else(|p| p.into_inner());
-        s.step_ticks(due - done);
+        s.step_ticks((due - done).min(MAX_CATCH_UP));
         done = due;
     }
 }
