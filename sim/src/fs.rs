@@ -44,10 +44,28 @@ const MARKER_VALUE: &[u8] = b"simulated-brick";
 
 /// A poller to wake: its notification is sent by the serving threads'
 /// notifier (only they have `/dev/fuse` open).
+///
+/// A `PollNotifier` holds the connection's `/dev/fuse` descriptor, which is
+/// in the serving threads' descriptor table only: dropped in any other
+/// thread (the brick dropped by its owner with a poll pending), it would
+/// close whatever that number is in the process's table. So a poller,
+/// woken or not, hands its notifier to the serving threads on drop, or
+/// leaks it once they are gone.
 #[derive(Clone)]
 pub(crate) struct Poller {
-    notifier: PollNotifier,
+    notifier: Option<PollNotifier>,
     to: mpsc::Sender<PollNotifier>,
+}
+
+impl Drop for Poller {
+    fn drop(&mut self) {
+        if let Some(notifier) = self.notifier.take() {
+            if let Err(mpsc::SendError(notifier)) = self.to.send(notifier) {
+                log::debug!("poll notification not delivered: the brick is no longer served");
+                std::mem::forget(notifier);
+            }
+        }
+    }
 }
 
 /// The brick as the file system and its owner share it.
@@ -85,11 +103,8 @@ pub(crate) fn lock(brick: &Mutex<Brick<Poller>>) -> BrickLock<'_> {
 
 /// Wakes the pollers a change released (outside the brick's lock).
 pub(crate) fn wake(pollers: Vec<Poller>) {
-    for poller in pollers {
-        if poller.to.send(poller.notifier).is_err() {
-            log::debug!("poll notification not delivered: the brick is no longer served");
-        }
-    }
+    // Each poller's drop hands its notification to the serving threads.
+    drop(pollers);
 }
 
 /// No kernel caching of names or attributes: an unplug is seen at once.
@@ -513,7 +528,7 @@ impl Filesystem for BrickFs {
             let poller = flags
                 .contains(PollFlags::FUSE_POLL_SCHEDULE_NOTIFY)
                 .then(|| Poller {
-                    notifier: ph,
+                    notifier: Some(ph),
                     to: self.notify.clone(),
                 });
             let state = lock(&self.brick).poll(fh.0, poller);
