@@ -65,6 +65,12 @@ struct Handle<W> {
     seen: u64,
     /// The pending poll's waker, if a poller waits.
     poller: Option<W>,
+    /// What the last read rendered, and where the next sequential read
+    /// starts: as kernfs's seq_file, a read that continues where the last
+    /// one ended takes the rest of that rendering (`cat`, python's
+    /// `read()`), any other offset renders afresh.
+    shown: Vec<u8>,
+    read_pos: u64,
 }
 
 /// What `poll` reports for a handle.
@@ -555,6 +561,8 @@ impl<W: Clone> Brick<W> {
                 write,
                 seen: *event,
                 poller: None,
+                shown: Vec::new(),
+                read_pos: 0,
             },
         );
         Ok(fh)
@@ -588,10 +596,14 @@ impl<W: Clone> Brick<W> {
         }
         handle.seen = event;
         let device = self.devices.get(&dev).ok_or(libc::ENODEV)?;
-        let mut out = Vec::new();
-        device.model.show(&name, &mut out)?;
+        if offset == 0 || offset != handle.read_pos {
+            handle.shown.clear();
+            device.model.show(&name, &mut handle.shown)?;
+        }
+        let out = &handle.shown;
         let start = usize::try_from(offset).unwrap_or(usize::MAX).min(out.len());
         let end = start.saturating_add(size).min(out.len());
+        handle.read_pos = end as u64;
         Ok(out[start..end].to_vec())
     }
 
