@@ -32,27 +32,6 @@ fn programs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/other_languages")
 }
 
-/// `ev3-sim`, when this build has it and the machine can mount it.
-fn simulator() -> Option<PathBuf> {
-    let Some(bin) = option_env!("CARGO_BIN_EXE_ev3-sim") else {
-        skip("ev3-sim is not built (cargo test)");
-        return None;
-    };
-    if !nix::unistd::geteuid().is_root() {
-        skip("not root: ev3-sim --over-sys-class needs a mount namespace");
-        return None;
-    }
-    if !Path::new("/dev/fuse").exists() {
-        skip("/dev/fuse is missing");
-        return None;
-    }
-    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
-        skip("ev3-sim --over-sys-class runs on the host architecture only (not under qemu-user)");
-        return None;
-    }
-    Some(PathBuf::from(bin))
-}
-
 /// Runs `command` under `ev3-sim --over-sys-class` with [`DEVICES`].
 fn run_over_sys_class(sim: &Path, command: &[&str]) -> Output {
     let output = Command::new("timeout")
@@ -87,7 +66,9 @@ fn summary(output: &Output) -> (Option<(u32, u32)>, Vec<String>) {
 
 #[test]
 fn python_ev3dev2_program_runs_unchanged() {
-    let Some(sim) = simulator() else { return };
+    let Some(sim) = common::ev3_sim_over_sys_class() else {
+        return;
+    };
     let python = Command::new("python3")
         .args([
             "-c",
@@ -115,7 +96,9 @@ fn python_ev3dev2_program_runs_unchanged() {
 
 #[test]
 fn shell_echo_and_cat_see_sysfs_semantics() {
-    let Some(sim) = simulator() else { return };
+    let Some(sim) = common::ev3_sim_over_sys_class() else {
+        return;
+    };
     let script = programs().join("shell_checks.sh");
     let output = run_over_sys_class(&sim, &["sh", script.to_str().unwrap()]);
     let (counts, fails) = summary(&output);
@@ -133,7 +116,9 @@ fn shell_echo_and_cat_see_sysfs_semantics() {
 /// ev3-sim), read back through the control protocol's `screen`.
 #[test]
 fn python_ev3dev2_buttons_sound_and_framebuffer_under_ev3_sim() {
-    let Some(sim) = simulator() else { return };
+    let Some(sim) = common::ev3_sim_over_sys_class() else {
+        return;
+    };
     let python = Command::new("python3")
         .args(["-c", "import ev3dev2.button, ev3dev2.sound"])
         .output();

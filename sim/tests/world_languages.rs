@@ -10,33 +10,12 @@
 //! python-ev3dev2 for the Python ones; each test prints why it skips.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn skip(reason: &str) {
-    eprintln!("skipped: {reason}");
-}
-
-/// `ev3-sim`, when this build has it and the machine can mount it.
-fn simulator() -> Option<PathBuf> {
-    let Some(bin) = option_env!("CARGO_BIN_EXE_ev3-sim") else {
-        skip("ev3-sim is not built (cargo test --features sim)");
-        return None;
-    };
-    if !nix::unistd::geteuid().is_root() {
-        skip("not root: ev3-sim --over-sys-class needs a mount namespace");
-        return None;
-    }
-    if !Path::new("/dev/fuse").exists() {
-        skip("/dev/fuse is missing");
-        return None;
-    }
-    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
-        skip("ev3-sim --over-sys-class runs on the host architecture only");
-        return None;
-    }
-    Some(PathBuf::from(bin))
-}
+#[path = "../../tests/common/mod.rs"]
+mod common;
+use common::skip;
 
 fn python() -> bool {
     let ok = Command::new("python3")
@@ -86,7 +65,9 @@ fn number(text: &str, unit: &str) -> f64 {
 
 #[test]
 fn python_bumper_stops_at_the_wall() {
-    let Some(sim) = simulator() else { return };
+    let Some(sim) = common::ev3_sim_over_sys_class() else {
+        return;
+    };
     if !python() {
         return;
     }
@@ -97,7 +78,9 @@ fn python_bumper_stops_at_the_wall() {
 
 #[test]
 fn python_line_follower_completes_a_lap() {
-    let Some(sim) = simulator() else { return };
+    let Some(sim) = common::ev3_sim_over_sys_class() else {
+        return;
+    };
     if !python() {
         return;
     }
@@ -112,7 +95,9 @@ fn python_line_follower_completes_a_lap() {
 
 #[test]
 fn python_gyro_square_ends_where_it_started() {
-    let Some(sim) = simulator() else { return };
+    let Some(sim) = common::ev3_sim_over_sys_class() else {
+        return;
+    };
     if !python() {
         return;
     }
@@ -124,7 +109,9 @@ fn python_gyro_square_ends_where_it_started() {
 
 #[test]
 fn python_colour_sorter_reads_each_colour_at_once_after_a_mode_switch() {
-    let Some(sim) = simulator() else { return };
+    let Some(sim) = common::ev3_sim_over_sys_class() else {
+        return;
+    };
     if !python() {
         return;
     }
@@ -136,7 +123,9 @@ fn python_colour_sorter_reads_each_colour_at_once_after_a_mode_switch() {
 
 #[test]
 fn a_bad_world_file_is_named_with_its_line_and_field() {
-    let Some(sim) = simulator() else { return };
+    let Some(sim) = common::ev3_sim_over_sys_class() else {
+        return;
+    };
     let dir = std::env::temp_dir().join(format!("ev3-sim-world-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("bad.toml");
@@ -157,7 +146,9 @@ fn a_bad_world_file_is_named_with_its_line_and_field() {
 
 #[test]
 fn shell_bumper_drives_with_echo_and_cat() {
-    let Some(sim) = simulator() else { return };
+    let Some(sim) = common::ev3_sim_over_sys_class() else {
+        return;
+    };
     let (out, report) = run(&sim, "bumper", "sh", "bumper.sh");
     assert!(out.contains("PRESSED"), "{out}");
     assert!(number(&report, " mm from the wall") <= 20.0, "{report}");

@@ -369,3 +369,27 @@ pub fn ev3_brick() -> Option<ev3sysfs_sim::MockTree> {
         }
     }
 }
+
+/// `ev3-sim`, when this test crate has it (the `sim` member's tests; the
+/// library's own tests do not) and this machine can run `ev3-sim
+/// --over-sys-class`: root for the mount namespace, `/dev/fuse`, the host's
+/// architecture (not qemu-user). Otherwise a printed skip and `None`.
+pub fn ev3_sim_over_sys_class() -> Option<PathBuf> {
+    let Some(bin) = option_env!("CARGO_BIN_EXE_ev3-sim") else {
+        skip("ev3-sim is not built for this test crate");
+        return None;
+    };
+    if !nix::unistd::geteuid().is_root() {
+        skip("not root: ev3-sim --over-sys-class needs a mount namespace");
+        return None;
+    }
+    if !Path::new("/dev/fuse").exists() {
+        skip("/dev/fuse is missing");
+        return None;
+    }
+    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
+        skip("ev3-sim --over-sys-class runs on the host architecture only (not under qemu-user)");
+        return None;
+    }
+    Some(PathBuf::from(bin))
+}
