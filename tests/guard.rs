@@ -268,7 +268,17 @@ fn ctrl_z_stops_the_motor_before_the_process_stops() {
     let Some((tree, motor)) = motor_tree() else {
         return;
     };
-    let mut c = child(&tree, "suspend");
+    // A process group of its own, whose parent (this test) is in another
+    // group of the same session: not orphaned, so SIGTSTP's default action
+    // stops it. (In an orphaned group, as under CI's detached runner, the
+    // kernel discards a default SIGTSTP: the guard then stops the motor and
+    // the process goes on, as without the guard.)
+    let mut c = {
+        use std::os::unix::process::CommandExt;
+        let mut command = common::child_test("guard_child", CHILD_ENV, "suspend", tree.root());
+        command.process_group(0);
+        command.spawn().unwrap()
+    };
     let mut lines = BufReader::new(c.stdout.take().unwrap()).lines();
     assert!(lines.any(|l| l.unwrap().trim_end().ends_with("ready")));
     // Keep reading: the child writes to its stdout after it continues.

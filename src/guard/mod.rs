@@ -17,7 +17,9 @@
 //! * on Ctrl-Z (SIGTSTP, also SIGTTIN and SIGTTOU): the motors stop before
 //!   the process stops, then it stops as the default action would (or the
 //!   program's own handler runs); run commands sent meanwhile wait, and
-//!   after `fg` (SIGCONT) the program drives again.
+//!   after `fg` (SIGCONT) the program drives again. (In an orphaned
+//!   process group the kernel discards a default SIGTSTP: the motors stop
+//!   and the program goes on running, as it would without the guard.)
 //!
 //! Each motor stops with its own stop action (what its `stop_action` holds:
 //! an arm that was holding keeps holding) unless the guard was installed
