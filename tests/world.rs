@@ -16,18 +16,6 @@ use ev3sysfs_sim::{MockTree, Simulator, WorldSpec};
 
 const MS10: Duration = Duration::from_millis(10);
 
-/// Whether a real-time world keeps to the wall clock here: not under an
-/// emulator (qemu-user runs the brick build's tests), where DriveBase's
-/// wall-clock timeouts end moves the slower simulated time has not
-/// finished. Says so when it skips.
-fn real_time_keeps_up() -> bool {
-    let host = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
-    if !host {
-        eprintln!("skipped: a real-time world under an emulator falls behind the wall clock");
-    }
-    host
-}
-
 /// A simulated brick running built-in world `name` in simulated time.
 fn world(name: &str) -> Option<(Arc<MockTree>, Simulator)> {
     let tree = Arc::new(common::ev3_brick()?);
@@ -277,7 +265,7 @@ fn the_arm_homes_against_its_end_stop_and_reaches_each_position() {
 #[test]
 fn a_drive_base_gyro_square_ends_within_2_percent_of_its_start() {
     let Some(_) = common::ev3_brick() else { return };
-    if !real_time_keeps_up() {
+    if !common::real_time_keeps_up() {
         return;
     }
     let place = ev3sysfs_sim::Playground::world("empty").unwrap();
