@@ -191,7 +191,12 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
             "--value" => o.value = Some(value()?),
             "--allow-motion" => o.allow_motion = true,
             "--mock" => o.force_mock = true,
-            "-n" | "--iterations" => o.iterations = number(&name, &value()?)?,
+            "-n" | "--iterations" => {
+                // As a u64: on the brick's 32-bit usize, 10^12 is a valid
+                // number that is too large (refused below), not a bad one.
+                let n: u64 = number(&name, &value()?)?;
+                o.iterations = usize::try_from(n).unwrap_or(usize::MAX);
+            }
             "--warmup" => o.warmup = number(&name, &value()?)?,
             "--max-time" => {
                 o.max_time = max_time(&name, &value()?)?;
