@@ -69,8 +69,7 @@ impl Pictures {
                 loop {
                     let done = stop.load(Ordering::Relaxed);
                     if sim.with(|s| s.time()) >= next || done {
-                        let mut snapshot = sim.with(|s| Snapshot::of(s, None, false));
-                        snapshot.read_io(&io, false);
+                        let snapshot = Snapshot::of_realtime(&sim, Some(&io), false);
                         next = snapshot.time + SAMPLE;
                         trace.push(snapshot);
                     }
@@ -92,10 +91,13 @@ impl Pictures {
         if let Some(view) = self.view.take() {
             let s = view.stats();
             println!(
-                "ev3-sim: live view: {} frames; each held the simulator {:.0} us (at most {:.0} us)",
+                "ev3-sim: live view: {} frames; each held the simulator {:.0} us (at most {:.0} us), \
+                 then the brick {:.0} us (at most {:.0} us)",
                 s.frames,
                 s.locked_mean.as_secs_f64() * 1e6,
-                s.locked_max.as_secs_f64() * 1e6
+                s.locked_max.as_secs_f64() * 1e6,
+                s.brick_mean.as_secs_f64() * 1e6,
+                s.brick_max.as_secs_f64() * 1e6
             );
         }
         if let Some((path, thread)) = self.trace.take() {
