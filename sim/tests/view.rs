@@ -247,6 +247,17 @@ fn live_view_in_chromium() {
     browser.click(&page, "block-outB");
     wait_for(&mut browser, &page, state_b, |s| !s.contains("stalled"));
 
+    // A hand on the bumper in a world that has it free: pressed until
+    // released from the page, whatever the world says tick after tick.
+    let touch = "document.querySelector('#sensors-in1 td:nth-child(3)').textContent";
+    assert_eq!(browser.eval(&page, touch), "0");
+    browser.click(&page, "touch-in1");
+    wait_for(&mut browser, &page, touch, |v| v == "1");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(browser.eval(&page, touch), "1", "held over many ticks");
+    browser.click(&page, "touch-in1");
+    wait_for(&mut browser, &page, touch, |v| v == "0");
+
     browser.click(&page, "btn-enter");
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
