@@ -1,6 +1,6 @@
 //! What the live view costs a real-time simulation (issue 16): the `empty`
 //! world in real time, a program driving its tank along five legs (about
-//! 7 s), alternately without and with a client fetching the view's state
+//! 4.4 s), alternately without and with a client fetching the view's state
 //! 25 times a second as the page does; prints each run's tick lateness
 //! (how long after its deadline each 2 ms tick was done), how long the
 //! view's snapshots held the simulator's and the brick's locks, and the
