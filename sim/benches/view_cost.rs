@@ -16,6 +16,8 @@
 
 #[path = "../tests/view/cost.rs"]
 mod cost;
+#[path = "../tests/view/threads.rs"]
+mod threads;
 
 const RUNS: usize = 3;
 

@@ -24,6 +24,12 @@ use super::kernel::{
 use crate::kobject::{AttrInfo, Effects, KResult, Mode, Model};
 use crate::SensorDriver;
 
+/// `value0`..`value7`: each mode's values (those at or beyond
+/// `num_values` fail with `ENXIO`).
+pub(crate) const VALUES: [&str; 8] = [
+    "value0", "value1", "value2", "value3", "value4", "value5", "value6", "value7",
+];
+
 /// The size of `bin_data` (the class's `battr->size`).
 const BIN_DATA_SIZE: u64 = 32;
 /// The size of `direct`.
@@ -231,15 +237,8 @@ impl Model for Sensor {
             "text_value",
             "uevent",
             "units",
-            "value0",
-            "value1",
-            "value2",
-            "value3",
-            "value4",
-            "value5",
-            "value6",
-            "value7",
         ])
+        .chain(ro(&VALUES))
         .chain(rw(&["mode", "poll_ms"]))
         .chain(power_attrs())
         .collect();

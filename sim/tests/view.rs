@@ -9,6 +9,8 @@
 mod cdp;
 #[path = "../../tests/common/mod.rs"]
 mod common;
+#[path = "view/threads.rs"]
+mod threads;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -64,29 +66,11 @@ fn view_child() {
     println!("child: ENTER reached the program");
 }
 
-/// CPU time (ns) of each thread of process `pid`, by thread name.
-fn cpu_by_thread(pid: u32) -> Vec<(String, u64)> {
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return out;
-    };
-    for task in tasks.flatten() {
-        let path = task.path();
-        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-        let ns = std::fs::read_to_string(path.join("schedstat"))
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0);
-        out.push((name.trim().to_owned(), ns));
-    }
-    out
-}
-
 fn cpu_total(pid: u32, thread: Option<&str>) -> u64 {
-    cpu_by_thread(pid)
+    threads::of(&pid.to_string())
         .into_iter()
-        .filter(|(name, _)| thread.is_none_or(|t| name == t))
-        .map(|(_, ns)| ns)
+        .filter(|(_, name, _)| thread.is_none_or(|t| name == t))
+        .map(|(_, _, ns)| ns)
         .sum()
 }
 

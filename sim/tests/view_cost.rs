@@ -11,6 +11,8 @@
 mod common;
 #[path = "view/cost.rs"]
 mod cost;
+#[path = "view/threads.rs"]
+mod threads;
 
 use std::time::Duration;
 

@@ -8,6 +8,7 @@ use super::json::{key, number, string};
 use super::{Look, Sight};
 use crate::buttons::{Button, ButtonSet};
 use crate::kobject::Model;
+use crate::models::sensor::VALUES;
 use crate::{fs, MockTree, RealtimeSim, SimulatedIo, Simulator};
 
 /// A tacho (or DC) motor as the brick shows it.
@@ -77,20 +78,8 @@ pub struct Snapshot {
 
 /// The attributes copied of each class of device, in order.
 const MOTOR: &[&str] = &["address", "driver_name", "position", "speed", "state"];
-const SENSOR: &[&str] = &[
-    "address",
-    "driver_name",
-    "mode",
-    "num_values",
-    "value0",
-    "value1",
-    "value2",
-    "value3",
-    "value4",
-    "value5",
-    "value6",
-    "value7",
-];
+/// (Then `value0`..`value7`.)
+const SENSOR: &[&str] = &["address", "driver_name", "mode", "num_values"];
 const LED: &[&str] = &["brightness", "max_brightness"];
 
 /// What the models show, copied under the brick's lock as the bytes of
@@ -107,14 +96,14 @@ struct Shown {
 
 impl Shown {
     fn copy(&mut self, class: &'static str, name: &str, model: &dyn Model) {
-        let (attrs, name) = match class {
-            "tacho-motor" | "dc-motor" => (MOTOR, String::new()),
-            "lego-sensor" => (SENSOR, String::new()),
-            "leds" => (LED, name.to_owned()),
+        let (attrs, values, name): (_, &[&str], _) = match class {
+            "tacho-motor" | "dc-motor" => (MOTOR, &[], String::new()),
+            "lego-sensor" => (SENSOR, &VALUES, String::new()),
+            "leds" => (LED, &[], name.to_owned()),
             _ => return,
         };
-        let mut ends = Vec::with_capacity(attrs.len());
-        for attr in attrs {
+        let mut ends = Vec::with_capacity(attrs.len() + values.len());
+        for attr in attrs.iter().chain(values) {
             let start = self.bytes.len();
             if model.show(attr, &mut self.bytes).is_err() {
                 self.bytes.truncate(start);

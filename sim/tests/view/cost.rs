@@ -45,25 +45,9 @@ pub struct Run {
     pub view: Option<ViewCost>,
 }
 
-/// Each thread of this process: id, name and CPU time (ns, schedstat).
+/// Each thread of this process: id, name and CPU time (ns).
 fn threads() -> Vec<(u64, String, u64)> {
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return out;
-    };
-    for task in tasks.flatten() {
-        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
-            continue;
-        };
-        let path = task.path();
-        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-        let ns = std::fs::read_to_string(path.join("schedstat"))
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0);
-        out.push((tid, name.trim().to_owned(), ns));
-    }
-    out
+    crate::threads::of("self")
 }
 
 /// GETs `path` from `addr` (`Connection: close`); whether it answered 200.
