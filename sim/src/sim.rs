@@ -316,7 +316,8 @@ fn realtime_loop(stop: &AtomicBool, sim: &Mutex<Simulator>, timing: &TickTiming)
         let first = done + 1;
         timing.record(
             (first..first + ticks).map(|k| {
-                let deadline = TICK.saturating_mul(u32::try_from(k).unwrap_or(u32::MAX));
+                let us = TICK.as_micros().saturating_mul(k);
+                let deadline = Duration::from_micros(u64::try_from(us).unwrap_or(u64::MAX));
                 finished.saturating_sub(deadline)
             }),
             u64::try_from(due - done - ticks).unwrap_or(u64::MAX),
