@@ -11,7 +11,7 @@
 //!
 //! | line | does | reply |
 //! |---|---|---|
-//! | `set PORT ATTR VALUE` | what the device on PORT reports: `set in1 value0 1`, `set outA position 90` (the value is the rest of the line) | `ok` |
+//! | `set PORT ATTR VALUE` | what the device on PORT reports: `set in1 value0 1`, `set outA position 90` (the value is the rest of the line); a touch sensor pressed so stays pressed in a world (whatever its contact) until `set in1 value0 0` | `ok` |
 //! | `press BUTTON`, `release BUTTON` | holds / lets go a brick button: `up down left right enter backspace` (`center`, `back` too) | `ok` |
 //! | `click BUTTON [MS]` | press, hold MS ms (default 100, as a finger does), release | `ok` after the release |
 //! | `block PORT`, `free PORT` | the motor on PORT cannot / can turn again (a blocked running motor stalls) | `ok` |

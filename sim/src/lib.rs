@@ -76,6 +76,7 @@ mod spec;
 mod state;
 #[cfg(target_os = "linux")]
 mod sys;
+pub mod tick_timing;
 pub mod view;
 pub mod world;
 
@@ -91,6 +92,7 @@ pub use fs::MARKER_XATTR;
 pub use playground::Playground;
 pub use sim::{RealtimeSim, SimHandle, Simulator, World, TICK};
 pub use spec::{SensorDriver, TachoDriver};
+pub use tick_timing::TickLateness;
 pub use world::{LiveWorld, WorldReport, WorldSpec};
 
 use crate::error::{Error, Operation, Result};

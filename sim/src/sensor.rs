@@ -24,6 +24,12 @@ use super::kernel::{
 use crate::kobject::{AttrInfo, Effects, KResult, Mode, Model};
 use crate::SensorDriver;
 
+/// `value0`..`value7`: each mode's values (those at or beyond
+/// `num_values` fail with `ENXIO`).
+pub(crate) const VALUES: [&str; 8] = [
+    "value0", "value1", "value2", "value3", "value4", "value5", "value6", "value7",
+];
+
 /// The size of `bin_data` (the class's `battr->size`).
 const BIN_DATA_SIZE: u64 = 32;
 /// The size of `direct`.
@@ -50,6 +56,18 @@ pub(crate) struct Sensor {
     poll_ms: u32,
     /// Mode changes and `direct` writes so far (a gyro resets its angle).
     resets: u64,
+    /// A touch sensor: `value0` as pressed by hand (injected: a control
+    /// line's `set in1 value0 1`, the live view's button) and as the
+    /// world's contact has it; it shows the larger (see
+    /// [`Sensor::set_mode_values`]).
+    touch: Touch,
+}
+
+/// A touch sensor's two presses: by hand and by the world.
+#[derive(Debug, Default, Clone, Copy)]
+struct Touch {
+    hand: i64,
+    world: i64,
 }
 
 impl Sensor {
@@ -68,6 +86,7 @@ impl Sensor {
             values,
             poll_ms: 50,
             resets: 0,
+            touch: Touch::default(),
         }
     }
 
@@ -115,11 +134,22 @@ impl Sensor {
         Ok(())
     }
 
+    fn is_touch(&self) -> bool {
+        matches!(self.driver, SensorDriver::Ev3Touch | SensorDriver::NxtTouch)
+    }
+
     /// Sets the values of mode `mode` (what the sensor measures in that
-    /// mode), so that a switch to it reads them at once; in the current
-    /// mode, as [`Sensor::set_value`] does.
+    /// mode, as the simulated world has it), so that a switch to it reads
+    /// them at once; in the current mode, as [`Sensor::set_value`] does.
+    /// A touch sensor pressed by hand stays pressed until released by
+    /// hand, whatever the world says: it shows the larger of the two.
     pub(crate) fn set_mode_values(&mut self, mode: usize, values: &[i64], fx: &mut Effects) {
-        if mode == self.mode {
+        if self.is_touch() && mode == self.mode {
+            if let Some(&world) = values.first() {
+                self.touch.world = world;
+                let _ = self.set_value(0, world.max(self.touch.hand), fx);
+            }
+        } else if mode == self.mode {
             for (i, v) in values.iter().enumerate() {
                 let _ = self.set_value(i, *v, fx);
             }
@@ -207,15 +237,8 @@ impl Model for Sensor {
             "text_value",
             "uevent",
             "units",
-            "value0",
-            "value1",
-            "value2",
-            "value3",
-            "value4",
-            "value5",
-            "value6",
-            "value7",
         ])
+        .chain(ro(&VALUES))
         .chain(rw(&["mode", "poll_ms"]))
         .chain(power_attrs())
         .collect();
@@ -315,6 +338,11 @@ impl Model for Sensor {
         };
         let index: usize = index.parse().map_err(|_| libc::ENOENT)?;
         let v: i64 = value.trim().parse().map_err(|_| libc::EINVAL)?;
+        if index == 0 && self.is_touch() {
+            // Pressed (or released) by hand: held against the world.
+            self.touch.hand = v;
+            return self.set_value(0, v.max(self.touch.world), fx);
+        }
         self.set_value(index, v, fx)
     }
 }

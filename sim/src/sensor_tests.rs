@@ -122,6 +122,31 @@ fn touch_value0_notifies_on_change_only() {
 }
 
 #[test]
+fn a_touch_pressed_by_hand_stays_pressed_whatever_the_world_says() {
+    let mut s = sensor(SensorDriver::Ev3Touch);
+    let mut fx = Effects::default();
+    s.inject("value0", "1", &mut fx).unwrap();
+    s.set_mode_values(0, &[0], &mut fx);
+    assert_eq!(show(&s, "value0").as_deref(), Ok("1\n"), "held by hand");
+    s.inject("value0", "0", &mut fx).unwrap();
+    assert_eq!(show(&s, "value0").as_deref(), Ok("0\n"), "released");
+    s.set_mode_values(0, &[1], &mut fx);
+    assert_eq!(
+        show(&s, "value0").as_deref(),
+        Ok("1\n"),
+        "the world's contact"
+    );
+    s.inject("value0", "0", &mut fx).unwrap();
+    assert_eq!(
+        show(&s, "value0").as_deref(),
+        Ok("1\n"),
+        "still against the wall"
+    );
+    s.set_mode_values(0, &[0], &mut fx);
+    assert_eq!(show(&s, "value0").as_deref(), Ok("0\n"));
+}
+
+#[test]
 fn every_driver_shows_every_mode_consistently() {
     for driver in SensorDriver::ALL {
         let mut s = sensor(driver);

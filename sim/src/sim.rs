@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::models::tacho::TachoMotor;
+use super::tick_timing::{TickLateness, TickTiming};
 use super::world::{LiveWorld, WorldSpec};
 use super::{MockDevice, MockTree};
 use crate::error::Result;
@@ -261,12 +262,14 @@ impl Simulator {
         let stop = Arc::new(AtomicBool::new(false));
         let sim = Arc::new(Mutex::new(self));
         let failed = Arc::new(Mutex::new(None));
+        let timing = Arc::new(TickTiming::default());
         let thread = {
             let (stop, sim, failed) = (Arc::clone(&stop), Arc::clone(&sim), Arc::clone(&failed));
+            let timing = Arc::clone(&timing);
             std::thread::spawn(move || {
                 // A panic outside the models (a sensor script) ends the
                 // thread: held for `check`, never silent.
-                let run = std::panic::AssertUnwindSafe(|| realtime_loop(&stop, &sim));
+                let run = std::panic::AssertUnwindSafe(|| realtime_loop(&stop, &sim, &timing));
                 if let Err(panic) = std::panic::catch_unwind(run) {
                     let message = panic
                         .downcast_ref::<&str>()
@@ -283,12 +286,13 @@ impl Simulator {
             sim,
             stop,
             failed,
+            timing,
             thread: Some(thread),
         }
     }
 }
 
-fn realtime_loop(stop: &AtomicBool, sim: &Mutex<Simulator>) {
+fn realtime_loop(stop: &AtomicBool, sim: &Mutex<Simulator>, timing: &TickTiming) {
     let start = Instant::now();
     let mut done: u128 = 0;
     while !stop.load(Ordering::Relaxed) {
@@ -303,8 +307,21 @@ fn realtime_loop(stop: &AtomicBool, sim: &Mutex<Simulator>) {
         // 2 ms ticks (an emulator, a world with much to compute) simulated
         // time falls behind instead of each catch-up taking longer than the
         // one before.
-        let mut s = sim.lock().unwrap_or_else(|p| p.into_inner());
-        s.step_ticks((due - done).min(MAX_CATCH_UP));
+        let ticks = (due - done).min(MAX_CATCH_UP);
+        sim.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .step_ticks(ticks);
+        // Each tick's deadline is the start plus its number of ticks.
+        let finished = start.elapsed();
+        let first = done + 1;
+        timing.record(
+            (first..first + ticks).map(|k| {
+                let us = TICK.as_micros().saturating_mul(k);
+                let deadline = Duration::from_micros(u64::try_from(us).unwrap_or(u64::MAX));
+                finished.saturating_sub(deadline)
+            }),
+            u64::try_from(due - done - ticks).unwrap_or(u64::MAX),
+        );
         done = due;
     }
 }
@@ -315,6 +332,7 @@ pub struct RealtimeSim {
     stop: Arc<AtomicBool>,
     /// Why the simulation thread stopped, if it did.
     failed: Arc<Mutex<Option<String>>>,
+    timing: Arc<TickTiming>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -353,6 +371,13 @@ impl RealtimeSim {
         }
         let tree = self.with(|s| Arc::clone(&s.tree));
         tree.check_models()
+    }
+
+    /// How late the ticks have been so far against their deadlines on
+    /// the wall clock (see [`TickLateness`]): whether the motors' control
+    /// loop runs on time.
+    pub fn timing(&self) -> TickLateness {
+        self.timing.now()
     }
 
     /// A handle to the simulator for another thread (a control server):

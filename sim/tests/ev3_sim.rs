@@ -402,3 +402,23 @@ sys.stdout.write(s.makefile().read())\"";
         "{stdout}"
     );
 }
+
+/// Issue 16: a touch sensor pressed by a control line in a world that has
+/// it free (the bumper world's robot stands 510 mm from the wall) stays
+/// pressed, tick after tick, until a control line releases it.
+#[test]
+fn a_touch_pressed_by_a_control_line_stays_pressed_in_a_world_until_released() {
+    let Some(sim) = ev3_sim() else { return };
+    let script = "for d in /sys/class/lego-sensor/*; do \
+           [ \"$(cat $d/address)\" = ev3-ports:in1 ] && touch=$d/value0; done; \
+         cat $touch; \
+         echo 'set in1 value0 1' > \"$EV3SIM_CONTROL\"; sleep 0.3; cat $touch; \
+         sleep 0.3; cat $touch; \
+         echo 'set in1 value0 0' > \"$EV3SIM_CONTROL\"; sleep 0.3; cat $touch";
+    let (ok, stdout, stderr) = run_sh(&sim, &["--world", "bumper"], script);
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(
+        stdout, "0\n1\n1\n0\n",
+        "free, pressed, held, released: {stderr}"
+    );
+}

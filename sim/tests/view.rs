@@ -9,6 +9,8 @@
 mod cdp;
 #[path = "../../tests/common/mod.rs"]
 mod common;
+#[path = "view/threads.rs"]
+mod threads;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -64,29 +66,11 @@ fn view_child() {
     println!("child: ENTER reached the program");
 }
 
-/// CPU time (ns) of each thread of process `pid`, by thread name.
-fn cpu_by_thread(pid: u32) -> Vec<(String, u64)> {
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return out;
-    };
-    for task in tasks.flatten() {
-        let path = task.path();
-        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-        let ns = std::fs::read_to_string(path.join("schedstat"))
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0);
-        out.push((name.trim().to_owned(), ns));
-    }
-    out
-}
-
 fn cpu_total(pid: u32, thread: Option<&str>) -> u64 {
-    cpu_by_thread(pid)
+    threads::of(&pid.to_string())
         .into_iter()
-        .filter(|(name, _)| thread.is_none_or(|t| name == t))
-        .map(|(_, ns)| ns)
+        .filter(|(_, name, _)| thread.is_none_or(|t| name == t))
+        .map(|(_, _, ns)| ns)
         .sum()
 }
 
@@ -246,6 +230,17 @@ fn live_view_in_chromium() {
     wait_for(&mut browser, &page, state_b, |s| s.contains("stalled"));
     browser.click(&page, "block-outB");
     wait_for(&mut browser, &page, state_b, |s| !s.contains("stalled"));
+
+    // A hand on the bumper in a world that has it free: pressed until
+    // released from the page, whatever the world says tick after tick.
+    let touch = "document.querySelector('#sensors-in1 td:nth-child(3)').textContent";
+    assert_eq!(browser.eval(&page, touch), "0");
+    browser.click(&page, "touch-in1");
+    wait_for(&mut browser, &page, touch, |v| v == "1");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(browser.eval(&page, touch), "1", "held over many ticks");
+    browser.click(&page, "touch-in1");
+    wait_for(&mut browser, &page, touch, |v| v == "0");
 
     browser.click(&page, "btn-enter");
     let deadline = Instant::now() + Duration::from_secs(15);

@@ -1,8 +1,9 @@
 //! [`LiveView`]: the simulated brick live in a browser.
 //!
 //! Two threads of its own: one takes a [`Snapshot`] 25 times a second
-//! (holding the brick's lock only to read the models) and renders it to
-//! JSON once; the other serves HTTP with `tiny_http` (a maintained,
+//! (holding the simulator's lock only to copy simulated time and the
+//! robot's pose, then the brick's only to copy what the models show) and
+//! renders it to JSON once, outside both locks; the other serves HTTP with `tiny_http` (a maintained,
 //! synchronous server: no async runtime, no HTTP parsing here). The page
 //! asks for `/state` in a loop over a kept-alive connection; each answer is
 //! the latest rendered frame, an `Arc` cloned under a lock that is released
@@ -60,6 +61,19 @@ struct Counts {
     frames: u64,
     locked_ns: u64,
     locked_max_ns: u64,
+    brick_ns: u64,
+    brick_max_ns: u64,
+}
+
+impl Counts {
+    /// One snapshot held the simulator for `sim` and the brick for `brick`.
+    fn held(&mut self, sim: Duration, brick: Duration) {
+        let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.locked_ns = self.locked_ns.saturating_add(ns(sim));
+        self.locked_max_ns = self.locked_max_ns.max(ns(sim));
+        self.brick_ns = self.brick_ns.saturating_add(ns(brick));
+        self.brick_max_ns = self.brick_max_ns.max(ns(brick));
+    }
 }
 
 impl Stats {
@@ -79,15 +93,23 @@ impl Stats {
 }
 
 /// How often the view took the brick's state, and how long it held the
-/// simulator (or the brick) for it.
+/// simulator's lock and then the brick's for it (each keeps a tick
+/// waiting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FrameStats {
     /// Snapshots taken.
     pub frames: u64,
-    /// Mean time a snapshot held the simulator's lock.
+    /// Mean time a snapshot held the simulator's lock (simulated time and
+    /// the robot's pose copied).
     pub locked_mean: Duration,
     /// The longest.
     pub locked_max: Duration,
+    /// Mean time a snapshot then held the brick's lock (what the models
+    /// show, copied).
+    pub brick_mean: Duration,
+    /// The longest.
+    pub brick_max: Duration,
 }
 
 /// The latest frame, shared between the two threads.
@@ -181,12 +203,13 @@ impl LiveView {
     /// the view costs the simulation.
     pub fn stats(&self) -> FrameStats {
         let counts = self.stats.now();
+        let mean = |ns: u64| Duration::from_nanos(ns.checked_div(counts.frames).unwrap_or(0));
         FrameStats {
             frames: counts.frames,
-            locked_mean: Duration::from_nanos(
-                counts.locked_ns.checked_div(counts.frames).unwrap_or(0),
-            ),
+            locked_mean: mean(counts.locked_ns),
             locked_max: Duration::from_nanos(counts.locked_max_ns),
+            brick_mean: mean(counts.brick_ns),
+            brick_max: Duration::from_nanos(counts.brick_max_ns),
         }
     }
 }
@@ -211,25 +234,24 @@ fn frames(stop: &AtomicBool, latest: &Mutex<Latest>, target: &Mutex<ViewTarget>,
         let frame = {
             let mut t = target.lock().unwrap_or_else(|p| p.into_inner());
             let io = t.io.as_deref();
-            let mut snap = match &t.sim {
-                // The simulator waits only for the models: the buttons,
-                // tones and screen are read after.
-                Some(sim) => sim.with(|s| {
-                    let locked = Instant::now();
-                    let snap = Snapshot::of(s, None, false);
-                    let ns = u64::try_from(locked.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                    stats.update(|c| {
-                        c.locked_ns = c.locked_ns.saturating_add(ns);
-                        c.locked_max_ns = c.locked_max_ns.max(ns);
-                    });
-                    snap
-                }),
-                None => Snapshot::take(&t.tree, None, start.elapsed(), false),
+            // The simulator waits only to copy its time and the robot's
+            // pose, the brick only to copy what its models show: the rest
+            // (parsing, the scene, JSON) is done after, as are the
+            // buttons, tones and screen.
+            let (mut snap, sim_held, brick_held) = match &t.sim {
+                Some(sim) => Snapshot::of_realtime_held(sim),
+                None => {
+                    let (snap, held) = Snapshot::take_held(&t.tree, start.elapsed());
+                    (snap, Duration::ZERO, held)
+                }
             };
             if let Some(io) = io {
                 snap.read_io(io, true);
             }
-            stats.update(|c| c.frames += 1);
+            stats.update(|c| {
+                c.frames += 1;
+                c.held(sim_held, brick_held);
+            });
             snap.look = t.scene.look(&snap);
             snap
         };

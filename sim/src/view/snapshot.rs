@@ -1,13 +1,15 @@
 //! [`Snapshot`]: the simulated brick's state at one moment, and its JSON.
 
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::json::{key, number, string};
 use super::{Look, Sight};
 use crate::buttons::{Button, ButtonSet};
 use crate::kobject::Model;
-use crate::{fs, MockTree, SimulatedIo, Simulator};
+use crate::models::sensor::VALUES;
+use crate::{fs, MockTree, RealtimeSim, SimulatedIo, Simulator};
 
 /// A tacho (or DC) motor as the brick shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,16 +76,82 @@ pub struct Snapshot {
     pub look: Look,
 }
 
-fn shown(model: &dyn Model, attr: &str) -> String {
-    let mut out = Vec::new();
-    if model.show(attr, &mut out).is_err() {
-        return String::new();
-    }
-    String::from_utf8_lossy(&out).trim_end().to_owned()
+/// The attributes copied of each class of device, in order.
+const MOTOR: &[&str] = &["address", "driver_name", "position", "speed", "state"];
+/// (Then `value0`..`value7`.)
+const SENSOR: &[&str] = &["address", "driver_name", "mode", "num_values"];
+const LED: &[&str] = &["brightness", "max_brightness"];
+
+/// What the models show, copied under the brick's lock as the bytes of
+/// their attributes one after the other (`show` writes into one buffer:
+/// no parsing, no allocation but the LEDs' names); read after the lock is
+/// released.
+#[derive(Default)]
+struct Shown {
+    bytes: Vec<u8>,
+    /// Each device's class, name (LEDs only) and where each attribute of
+    /// its class's list ends in `bytes`.
+    devices: Vec<(&'static str, String, Vec<usize>)>,
 }
 
-fn shown_int(model: &dyn Model, attr: &str) -> i64 {
-    shown(model, attr).parse().unwrap_or(0)
+impl Shown {
+    fn copy(&mut self, class: &'static str, name: &str, model: &dyn Model) {
+        let (attrs, values, name): (_, &[&str], _) = match class {
+            "tacho-motor" | "dc-motor" => (MOTOR, &[], String::new()),
+            "lego-sensor" => (SENSOR, &VALUES, String::new()),
+            "leds" => (LED, &[], name.to_owned()),
+            _ => return,
+        };
+        let mut ends = Vec::with_capacity(attrs.len() + values.len());
+        for attr in attrs.iter().chain(values) {
+            let start = self.bytes.len();
+            if model.show(attr, &mut self.bytes).is_err() {
+                self.bytes.truncate(start);
+            }
+            ends.push(self.bytes.len());
+        }
+        self.devices.push((class, name, ends));
+    }
+
+    /// Fills `s`'s motors, sensors and LEDs.
+    fn fill(&self, s: &mut Snapshot) {
+        let mut start = 0;
+        for (class, name, ends) in &self.devices {
+            let values: Vec<String> = ends
+                .iter()
+                .map(|&end| {
+                    let text = self.bytes.get(start..end).unwrap_or_default();
+                    start = end;
+                    String::from_utf8_lossy(text).trim_end().to_owned()
+                })
+                .collect();
+            let text = |i: usize| values.get(i).cloned().unwrap_or_default();
+            let int = |i: usize| values.get(i).and_then(|v| v.parse().ok()).unwrap_or(0i64);
+            match *class {
+                "lego-sensor" => {
+                    let n = usize::try_from(int(3)).unwrap_or(0).min(8);
+                    s.sensors.push(SensorState {
+                        port: port(&text(0)),
+                        driver: text(1),
+                        mode: text(2),
+                        values: (4..4 + n).map(int).collect(),
+                    });
+                }
+                "leds" => s.leds.push(LedLight {
+                    name: name.clone(),
+                    brightness: u32::try_from(int(0)).unwrap_or(0),
+                    max: u32::try_from(int(1)).unwrap_or(255),
+                }),
+                _ => s.motors.push(MotorState {
+                    port: port(&text(0)),
+                    driver: text(1),
+                    position: int(2),
+                    speed: int(3),
+                    state: text(4),
+                }),
+            }
+        }
+    }
 }
 
 /// `ev3-ports:outA` -> `outA`.
@@ -97,47 +165,60 @@ fn port(address: &str) -> String {
 impl Snapshot {
     /// The state of `tree` (and of its buttons, beeper and screen, `io`)
     /// at simulated time `time`; the framebuffer's bytes with `screen`.
-    /// Holds the brick's lock for the time it takes to read the models.
+    /// Holds the brick's lock only to copy what the models show (see
+    /// [`Shown`]); the rest is done after.
     pub fn take(
         tree: &MockTree,
         io: Option<&SimulatedIo>,
         time: Duration,
         screen: bool,
     ) -> Snapshot {
-        let mut s = Snapshot {
-            time,
-            ..Snapshot::default()
-        };
-        fs::lock(&tree.brick).each_device(|class, name, model| match class {
-            "tacho-motor" | "dc-motor" => s.motors.push(MotorState {
-                port: port(&shown(model, "address")),
-                driver: shown(model, "driver_name"),
-                position: shown_int(model, "position"),
-                speed: shown_int(model, "speed"),
-                state: shown(model, "state"),
-            }),
-            "lego-sensor" => {
-                let n = usize::try_from(shown_int(model, "num_values")).unwrap_or(0);
-                s.sensors.push(SensorState {
-                    port: port(&shown(model, "address")),
-                    driver: shown(model, "driver_name"),
-                    mode: shown(model, "mode"),
-                    values: (0..n.min(8))
-                        .map(|i| shown_int(model, &format!("value{i}")))
-                        .collect(),
-                });
-            }
-            "leds" => s.leds.push(LedLight {
-                name: name.to_owned(),
-                brightness: u32::try_from(shown_int(model, "brightness")).unwrap_or(0),
-                max: u32::try_from(shown_int(model, "max_brightness")).unwrap_or(255),
-            }),
-            _ => {}
-        });
+        let mut s = Snapshot::take_held(tree, time).0;
         if let Some(io) = io {
             s.read_io(io, screen);
         }
         s
+    }
+
+    /// [`Snapshot::take`] without the buttons, and how long it held the
+    /// brick's lock.
+    pub(crate) fn take_held(tree: &MockTree, time: Duration) -> (Snapshot, Duration) {
+        let mut shown = Shown::default();
+        let locked = Instant::now();
+        fs::lock(&tree.brick).each_device(|class, name, model| shown.copy(class, name, model));
+        let held = locked.elapsed();
+        let mut s = Snapshot {
+            time,
+            ..Snapshot::default()
+        };
+        shown.fill(&mut s);
+        (s, held)
+    }
+
+    /// The state of real-time simulator `sim`'s brick (and of `io`) now,
+    /// with the world's robot: the simulator's lock is held only to copy
+    /// simulated time and the robot's pose, the brick's only to copy what
+    /// the models show. So a picture of the run does not keep the motors'
+    /// control loop waiting.
+    pub fn of_realtime(sim: &RealtimeSim, io: Option<&SimulatedIo>, screen: bool) -> Snapshot {
+        let mut s = Snapshot::of_realtime_held(sim).0;
+        if let Some(io) = io {
+            s.read_io(io, screen);
+        }
+        s
+    }
+
+    /// [`Snapshot::of_realtime`] without the buttons, and how long it held
+    /// the simulator's lock and then the brick's.
+    pub(crate) fn of_realtime_held(sim: &RealtimeSim) -> (Snapshot, Duration, Duration) {
+        let (tree, time, robot, held) = sim.with(|s| {
+            let locked = Instant::now();
+            let copied = (s.time(), super::world_scene::robot(s));
+            (Arc::clone(s.tree()), copied.0, copied.1, locked.elapsed())
+        });
+        let (mut snap, brick) = Snapshot::take_held(&tree, time);
+        snap.robot = robot;
+        (snap, held, brick)
     }
 
     /// Adds the buttons, tones and (with `screen`) the framebuffer of `io`

@@ -142,7 +142,8 @@ impl Browser {
         let rect = self.eval(
             session,
             &format!(
-                "(() => {{ const r = document.getElementById('{id}').getBoundingClientRect(); \
+                "(() => {{ const e = document.getElementById('{id}'); \
+                 e.scrollIntoView({{ block: 'center' }}); const r = e.getBoundingClientRect(); \
                  return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
             ),
         );

@@ -21,7 +21,9 @@ const SAMPLE: Duration = Duration::from_millis(20);
 /// The live view and the trace of one run; the trace is written on
 /// [`Pictures::finish`].
 pub struct Pictures {
-    view: Option<LiveView>,
+    /// The live view and the simulator it watches (for the ticks'
+    /// lateness on exit).
+    view: Option<(LiveView, Arc<RealtimeSim>)>,
     trace: Option<(PathBuf, JoinHandle<Trace>)>,
     stop: Arc<AtomicBool>,
 }
@@ -57,7 +59,7 @@ impl Pictures {
                 };
                 let view = LiveView::start(addr, target).map_err(|e| e.to_string())?;
                 println!("ev3-sim: live view at {}", view.url());
-                Some(view)
+                Some((view, Arc::clone(sim)))
             }
             None => None,
         };
@@ -69,8 +71,7 @@ impl Pictures {
                 loop {
                     let done = stop.load(Ordering::Relaxed);
                     if sim.with(|s| s.time()) >= next || done {
-                        let mut snapshot = sim.with(|s| Snapshot::of(s, None, false));
-                        snapshot.read_io(&io, false);
+                        let snapshot = Snapshot::of_realtime(&sim, Some(&io), false);
                         next = snapshot.time + SAMPLE;
                         trace.push(snapshot);
                     }
@@ -89,14 +90,18 @@ impl Pictures {
     /// Stops the view and writes the trace (`FILE.svg` and `FILE.jsonl`).
     pub fn finish(mut self, title: &str) -> Result<(), String> {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(view) = self.view.take() {
+        if let Some((view, sim)) = self.view.take() {
             let s = view.stats();
             println!(
-                "ev3-sim: live view: {} frames; each held the simulator {:.0} us (at most {:.0} us)",
+                "ev3-sim: live view: {} frames; each held the simulator {:.0} us (at most {:.0} us), \
+                 then the brick {:.0} us (at most {:.0} us)",
                 s.frames,
                 s.locked_mean.as_secs_f64() * 1e6,
-                s.locked_max.as_secs_f64() * 1e6
+                s.locked_max.as_secs_f64() * 1e6,
+                s.brick_mean.as_secs_f64() * 1e6,
+                s.brick_max.as_secs_f64() * 1e6
             );
+            println!("ev3-sim: simulation ticks: {}", sim.timing());
         }
         if let Some((path, thread)) = self.trace.take() {
             let trace = thread.join().map_err(|_| "the trace's thread panicked")?;
