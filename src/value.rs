@@ -13,7 +13,7 @@ pub const INT_BUF_LEN: usize = 20;
 /// Formats `value` in decimal into the end of `buf`; returns the used part.
 /// Inline: a command's integer is formatted in the caller's loop.
 #[doc(hidden)] // used by the simulated brick (ev3sysfs-sim)
-#[inline]
+#[inline(always)]
 pub fn format_int(value: i64, buf: &mut [u8; INT_BUF_LEN]) -> &[u8] {
     let mut pos = buf.len();
     let negative = value < 0;
@@ -32,6 +32,35 @@ pub fn format_int(value: i64, buf: &mut [u8; INT_BUF_LEN]) -> &[u8] {
         buf[pos] = b'-';
     }
     &buf[pos..]
+}
+
+/// Parses a 32-bit integer exactly as the kernel prints one (`"%d\n"`: an
+/// optional `-`, 1 to 10 digits, an optional newline), with no overflow
+/// check per digit: ten digits cannot overflow an `i64`. The read path's
+/// fast case; `None` for anything else, which [`parse_int`] then judges.
+#[doc(hidden)] // the integer read path's fast case
+#[inline(always)]
+pub fn parse_kernel_int(raw: &[u8]) -> Option<i32> {
+    let text = match raw.split_last() {
+        Some((b'\n', rest)) => rest,
+        _ => raw,
+    };
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 10 {
+        return None;
+    }
+    let mut acc: i64 = 0;
+    for &b in digits {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        acc = acc * 10 + i64::from(d);
+    }
+    i32::try_from(if negative { -acc } else { acc }).ok()
 }
 
 /// The value without surrounding ASCII white space (the kernel's trailing
@@ -162,6 +191,41 @@ mod tests {
     }
 
     #[test]
+    fn parses_kernel_ints_fast() {
+        assert_eq!(parse_kernel_int(b"42\n"), Some(42));
+        assert_eq!(parse_kernel_int(b"-1050\n"), Some(-1050));
+        assert_eq!(parse_kernel_int(b"0"), Some(0));
+        assert_eq!(parse_kernel_int(b"2147483647\n"), Some(i32::MAX));
+        assert_eq!(parse_kernel_int(b"-2147483648\n"), Some(i32::MIN));
+        assert_eq!(parse_kernel_int(b"2147483648\n"), None);
+        assert_eq!(parse_kernel_int(b"9999999999\n"), None);
+        assert_eq!(parse_kernel_int(b"-9999999999\n"), None);
+        assert_eq!(parse_kernel_int(b"00000000001\n"), None);
+        for other in [
+            &b""[..],
+            b"\n",
+            b"-",
+            b"-\n",
+            b"+7",
+            b" 3\n",
+            b"1 2",
+            b"1.5",
+            b"12\n\n",
+        ] {
+            assert_eq!(parse_kernel_int(other), None, "{other:?}");
+        }
+        let mut rng = XorShift(777);
+        let mut buf = [0u8; INT_BUF_LEN];
+        for _ in 0..if cfg!(miri) { 300 } else { 20_000 } {
+            let v = rng.next() as i32;
+            assert_eq!(
+                parse_kernel_int(format_int(i64::from(v), &mut buf)),
+                Some(v)
+            );
+        }
+    }
+
+    #[test]
     fn lists() {
         let commands =
             "run-forever run-to-abs-pos run-to-rel-pos run-timed run-direct stop reset\n";
@@ -224,6 +288,11 @@ mod tests {
                     }
                 })
                 .collect();
+            // The fast case agrees with the general parser wherever it
+            // answers.
+            if let Some(v) = parse_kernel_int(&bytes) {
+                assert_eq!(parse_int(&bytes), Some(i64::from(v)));
+            }
             if let Some(v) = parse_int(&bytes) {
                 // Whatever parses must print back to the trimmed digits
                 // (modulo a plus sign and leading zeros).

@@ -156,7 +156,7 @@ impl DcMotor {
     ///
     /// # Errors
     /// [`Error::OutOfRange`] without writing; write errors.
-    #[inline]
+    #[inline(always)]
     pub fn set_duty_cycle_sp(&self, duty: i32) -> Result<()> {
         check_range("duty_cycle_sp", i64::from(duty), -100, 100)?;
         self.duty_cycle_sp.write_int(i64::from(duty))
@@ -165,7 +165,7 @@ impl DcMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn duty_cycle_sp(&self) -> Result<i32> {
         self.duty_cycle_sp.read_int()
     }
@@ -173,7 +173,7 @@ impl DcMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn duty_cycle(&self) -> Result<i32> {
         self.duty_cycle.read_int()
     }

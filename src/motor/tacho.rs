@@ -388,7 +388,7 @@ impl TachoMotor {
         self.write_command(command)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn check_speed(&self, speed: i32) -> Result<()> {
         let max = i64::from(self.max_speed);
         check_range("speed_sp", i64::from(speed), -max, max)
@@ -490,7 +490,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors ([`Error::Disconnected`] after an unplug).
-    #[inline]
+    #[inline(always)]
     pub fn position(&self) -> Result<i32> {
         self.position.read_int()
     }
@@ -498,7 +498,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Write errors.
-    #[inline]
+    #[inline(always)]
     pub fn set_position(&self, counts: i32) -> Result<()> {
         self.position.write_int(i64::from(counts))
     }
@@ -506,7 +506,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn speed(&self) -> Result<i32> {
         self.speed.read_int()
     }
@@ -514,7 +514,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn duty_cycle(&self) -> Result<i32> {
         self.duty_cycle.read_int()
     }
