@@ -28,6 +28,7 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::error::{Error, Operation, Result};
@@ -131,7 +132,37 @@ impl Attribute {
     /// otherwise, also when the last component is a symbolic link (`ELOOP`)
     /// or not a regular file (a FIFO, a directory, a device node).
     pub fn open(path: impl Into<PathBuf>, access: Access) -> Result<Attribute> {
-        let path = path.into();
+        Attribute::open_with(path.into(), access, backing)
+    }
+
+    /// As [`Attribute::open_inferred`], the backing told apart once per
+    /// device (`known`, shared by a device's attributes: one directory is
+    /// on one file system) instead of once per attribute: an attribute
+    /// costs `stat`, `openat` and `fstat`.
+    pub(crate) fn open_inferred_on(path: PathBuf, known: &OnceLock<Backing>) -> Result<Attribute> {
+        let access = Access::of_file(&path)?;
+        Attribute::open_on(path, access, known)
+    }
+
+    /// As [`Attribute::open`], the backing told apart once per device (see
+    /// [`Attribute::open_inferred_on`]).
+    pub(crate) fn open_on(
+        path: PathBuf,
+        access: Access,
+        known: &OnceLock<Backing>,
+    ) -> Result<Attribute> {
+        Attribute::open_with(path, access, |file| match known.get() {
+            Some(&b) => Ok(b),
+            None => backing(file).map(|b| *known.get_or_init(|| b)),
+        })
+    }
+
+    /// [`Attribute::open`], the backing told by `backing_of`.
+    fn open_with(
+        path: PathBuf,
+        access: Access,
+        backing_of: impl FnOnce(&File) -> io::Result<Backing>,
+    ) -> Result<Attribute> {
         let name: Box<str> = path
             .file_name()
             .map(|n| n.to_string_lossy().into())
@@ -155,7 +186,7 @@ impl Attribute {
                 operation: Operation::Open,
             });
         }
-        let backing = backing(&file).map_err(|e| open_error(&path, e))?;
+        let backing = backing_of(&file).map_err(|e| open_error(&path, e))?;
         log::trace!("opened {} ({access:?}, {backing:?})", path.display());
         Ok(Attribute {
             file,

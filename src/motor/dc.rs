@@ -82,7 +82,7 @@ impl DcMotor {
         let stop_actions = device.read_text("stop_actions", |t| {
             Ok(NameSet::parse(t, &stop_action_names()))
         })?;
-        let open = |name: &str| Attribute::open_inferred(device.dir().join(name));
+        let open = |name: &str| device.open_inferred(name);
         let command = open("command")?;
         let key = crate::guard::DeviceKey::of(command.as_fd())
             .map_err(|e| Error::from_io(command.path(), crate::error::Operation::Open, None, e))?;
