@@ -15,19 +15,31 @@ pub const INT_BUF_LEN: usize = 20;
 #[doc(hidden)] // used by the simulated brick (ev3sysfs-sim)
 #[inline(always)]
 pub fn format_int(value: i64, buf: &mut [u8; INT_BUF_LEN]) -> &[u8] {
+    // Two digits a step (a command's value has 1 to 4 digits: one or two
+    // steps), from a table of the hundred pairs.
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut pos = buf.len();
-    let negative = value < 0;
     let mut rest = value.unsigned_abs();
-    loop {
-        pos -= 1;
-        // `rest % 10` is below 10, so the cast cannot truncate.
-        buf[pos] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
+    while rest >= 100 {
+        // Below 100, so the cast cannot truncate.
+        let pair = 2 * (rest % 100) as usize;
+        rest /= 100;
+        pos -= 2;
+        buf[pos..pos + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
     }
-    if negative {
+    if rest >= 10 {
+        let pair = 2 * rest as usize;
+        pos -= 2;
+        buf[pos..pos + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
+        pos -= 1;
+        buf[pos] = b'0' + rest as u8;
+    }
+    if value < 0 {
         pos -= 1;
         buf[pos] = b'-';
     }
