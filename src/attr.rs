@@ -96,8 +96,9 @@ impl Access {
     }
 }
 
-/// What backs an open attribute (told apart once, at open, for reports
-/// such as `ev3-probe`'s header; I/O is the same on all of them).
+/// What backs an open attribute (told apart at open, once per device for
+/// the attributes a [`crate::SysfsDevice`] opens, for reports such as
+/// `ev3-probe`'s header; I/O is the same on all of them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Backing {
