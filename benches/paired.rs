@@ -187,6 +187,15 @@ fn raw_read_int(fd: impl AsFd) -> i64 {
     n as i64
 }
 
+/// The raw control-loop iteration: read two integer attributes, write one.
+#[inline(always)]
+fn raw_control(a: &Attribute, b: &Attribute, text: &str) {
+    let x = raw_read_int(a.as_fd());
+    let y = raw_read_int(b.as_fd());
+    black_box(x + y);
+    raw_write(a.as_fd(), text.as_bytes());
+}
+
 /// Real kernfs in a private network and mount namespace: the crate against
 /// raw syscalls (`krate`) and the raw loops against themselves (`diag`).
 fn kernfs_bench(krate: bool, diag: bool) -> Result<(), String> {
@@ -266,12 +275,7 @@ fn kernfs_measure(net: &Path) -> Result<(), String> {
     paired(
         "control loop",
         n / 2,
-        || {
-            let x = raw_read_int(a.as_fd());
-            let y = raw_read_int(b.as_fd());
-            black_box(x + y);
-            raw_write(a.as_fd(), text.as_bytes());
-        },
+        || raw_control(&a, &b, &text),
         || {
             let x = a.read_int().unwrap_or(0);
             let y = b.read_int().unwrap_or(0);
@@ -318,18 +322,8 @@ fn kernfs_diag(net: &Path) -> Result<(), String> {
         "control loop",
         "raw",
         n / 2,
-        || {
-            let x = raw_read_int(a.as_fd());
-            let y = raw_read_int(b.as_fd());
-            black_box(x + y);
-            raw_write(a.as_fd(), text.as_bytes());
-        },
-        || {
-            let x = raw_read_int(a.as_fd());
-            let y = raw_read_int(b.as_fd());
-            black_box(x + y);
-            raw_write(a.as_fd(), text.as_bytes());
-        },
+        || raw_control(&a, &b, &text),
+        || raw_control(&a, &b, &text),
     );
     Ok(())
 }

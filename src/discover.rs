@@ -197,6 +197,21 @@ pub(crate) fn find_found(root: &Path, query: &Query<'_>) -> Result<(SysfsDevice,
         })
 }
 
+/// A found device's `driver_name` and `address`: what the scan saw
+/// (`seen`), or read from the device when it was not found by a scan.
+///
+/// # Errors
+/// Read errors.
+pub(crate) fn identity(device: &SysfsDevice, seen: Option<DeviceInfo>) -> Result<(String, String)> {
+    Ok(match seen {
+        Some(seen) => (seen.driver_name, seen.address),
+        None => (
+            device.read_string("driver_name")?,
+            device.read_string("address")?,
+        ),
+    })
+}
+
 /// [`find_many`], with what the scan saw of each device.
 pub(crate) fn find_many_found(
     root: &Path,

@@ -171,13 +171,7 @@ impl TachoMotor {
     /// [`TachoMotor::from_device`], with the `driver_name` and `address`
     /// discovery has just read (`seen`) not read again.
     fn from_found(device: SysfsDevice, seen: Option<DeviceInfo>) -> Result<TachoMotor> {
-        let (driver_name, address) = match seen {
-            Some(seen) => (seen.driver_name, seen.address),
-            None => (
-                device.read_string("driver_name")?,
-                device.read_string("address")?,
-            ),
-        };
+        let (driver_name, address) = discover::identity(&device, seen)?;
         let max_speed = device.read_int("max_speed")?;
         let optional = |name: &str| match device.read_int(name) {
             Ok(v) => Ok(Some(v)),

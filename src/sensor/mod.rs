@@ -221,13 +221,7 @@ impl Sensor {
     /// [`Sensor::from_device`], with the `driver_name` and `address`
     /// discovery has just read (`seen`) not read again.
     fn from_found(device: SysfsDevice, seen: Option<DeviceInfo>) -> Result<Sensor> {
-        let (driver_name, address) = match seen {
-            Some(seen) => (seen.driver_name, seen.address),
-            None => (
-                device.read_string("driver_name")?,
-                device.read_string("address")?,
-            ),
-        };
+        let (driver_name, address) = discover::identity(&device, seen)?;
         let modes = device.read_text("modes", |t| {
             Ok(crate::value::words(t).map(str::to_owned).collect())
         })?;
