@@ -13,8 +13,12 @@
 //!   (`TachoMotor::set_duty_cycle_sp`, `position`, `speed`), against raw
 //!   syscalls on descriptors of the same files opened the same way.
 //!
-//! `cargo bench --bench paired` (`-- kernfs` or `-- sim` for one backing).
-//! Without root or FUSE a backing says why it is skipped.
+//! `cargo bench --bench paired` (`-- kernfs` or `-- sim` for one backing;
+//! `PAIRED_ROUNDS=N` for another number of rounds than 201). `-- diag`
+//! (only when named) pairs the raw loops against themselves on kernfs (an
+//! A/A run): how far from 1.000x the ratios of two identical loops land is
+//! the noise floor of the machine at the time. Without root or FUSE a
+//! backing says why it is skipped.
 
 use std::fs::{File, OpenOptions};
 use std::hint::black_box;
@@ -28,26 +32,38 @@ use ev3sysfs::{Access, Attribute};
 
 /// Many short rounds: on a shared machine a round is either disturbed or
 /// not, and the median of the per-round ratios skips the disturbed ones.
+/// `PAIRED_ROUNDS` overrides it.
 const ROUNDS: usize = 201;
+
+/// The number of paired rounds: `PAIRED_ROUNDS`, or [`ROUNDS`].
+fn rounds() -> usize {
+    std::env::var("PAIRED_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(ROUNDS)
+}
 
 fn main() {
     let only: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let wants = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    let named = |name: &str| only.iter().any(|o| o == name);
+    let wants = |name: &str| only.is_empty() || named(name);
     // The simulated brick first: the kernfs bench enters namespaces.
     if wants("sim") {
         if let Err(e) = sim_bench() {
             println!("paired bench, simulated brick: skipped: {e}");
         }
     }
-    if wants("kernfs") {
+    let (kernfs, diag) = (wants("kernfs"), named("diag"));
+    if kernfs || diag {
         if !nix::unistd::geteuid().is_root() {
             println!(
                 "paired bench, kernfs: skipped, needs root (unshare -nm, mount sysfs, ip link add)"
             );
-        } else if let Err(e) = kernfs_bench() {
+        } else if let Err(e) = kernfs_bench(kernfs, diag) {
             println!("paired bench, kernfs: skipped, no real kernfs here: {e}");
         }
     }
@@ -59,13 +75,25 @@ fn main() {
 /// `CLOCK_THREAD_CPUTIME_ID`), which leaves out the time other processes
 /// had the CPU (on a shared machine most of the noise); the CPU-time ratio
 /// is the headline figure.
-fn paired(name: &str, per_round: u32, mut raw: impl FnMut(), mut krate: impl FnMut()) {
+fn paired(name: &str, per_round: u32, raw: impl FnMut(), krate: impl FnMut()) {
+    paired_as(name, "crate", per_round, raw, krate);
+}
+
+/// [`paired`], the second loop printed as `second`.
+fn paired_as(
+    name: &str,
+    second: &str,
+    per_round: u32,
+    mut raw: impl FnMut(),
+    mut krate: impl FnMut(),
+) {
     // Warm-up: caches, branch predictors, the page of the stack.
     time(&mut raw, per_round);
     time(&mut krate, per_round);
+    let rounds = rounds();
     let mut wall = (Vec::new(), Vec::new(), Vec::new());
     let mut cpu = (Vec::new(), Vec::new(), Vec::new());
-    for round in 0..ROUNDS {
+    for round in 0..rounds {
         let (r, c) = if round % 2 == 0 {
             let r = time(&mut raw, per_round);
             (r, time(&mut krate, per_round))
@@ -85,15 +113,15 @@ fn paired(name: &str, per_round: u32, mut raw: impl FnMut(), mut krate: impl FnM
             w.sort_by(f64::total_cmp);
         }
     }
-    let mid = ROUNDS / 2;
+    let mid = rounds / 2;
     println!(
-        "  {name:<13} cpu: raw {:8.1} ns, crate {:8.1} ns, ratio median {:.3}x \
-         (quartiles {:.3}x..{:.3}x) | wall: raw {:8.1} ns, crate {:8.1} ns, ratio median {:.3}x",
+        "  {name:<13} cpu: raw {:8.1} ns, {second} {:8.1} ns, ratio median {:.3}x \
+         (quartiles {:.3}x..{:.3}x) | wall: raw {:8.1} ns, {second} {:8.1} ns, ratio median {:.3}x",
         cpu.0[mid],
         cpu.1[mid],
         cpu.2[mid],
-        cpu.2[ROUNDS / 4],
-        cpu.2[3 * ROUNDS / 4],
+        cpu.2[rounds / 4],
+        cpu.2[3 * rounds / 4],
         wall.0[mid],
         wall.1[mid],
         wall.2[mid],
@@ -159,7 +187,18 @@ fn raw_read_int(fd: impl AsFd) -> i64 {
     n as i64
 }
 
-fn kernfs_bench() -> Result<(), String> {
+/// The raw control-loop iteration: read two integer attributes, write one.
+#[inline(always)]
+fn raw_control(a: &Attribute, b: &Attribute, text: &str) {
+    let x = raw_read_int(a.as_fd());
+    let y = raw_read_int(b.as_fd());
+    black_box(x + y);
+    raw_write(a.as_fd(), text.as_bytes());
+}
+
+/// Real kernfs in a private network and mount namespace: the crate against
+/// raw syscalls (`krate`) and the raw loops against themselves (`diag`).
+fn kernfs_bench(krate: bool, diag: bool) -> Result<(), String> {
     use nix::mount::{mount, umount2, MntFlags, MsFlags};
     use nix::sched::{unshare, CloneFlags};
     unshare(CloneFlags::CLONE_NEWNET | CloneFlags::CLONE_NEWNS)
@@ -191,7 +230,14 @@ fn kernfs_bench() -> Result<(), String> {
     if !status.success() {
         return Err("ip link add failed".into());
     }
-    let result = kernfs_measure(&dir.join("class/net"));
+    let net = dir.join("class/net");
+    let result = if krate { kernfs_measure(&net) } else { Ok(()) }.and_then(|()| {
+        if diag {
+            kernfs_diag(&net)
+        } else {
+            Ok(())
+        }
+    });
     let _ = umount2(&dir, MntFlags::MNT_DETACH);
     let _ = std::fs::remove_dir(&dir);
     result
@@ -203,8 +249,9 @@ fn kernfs_measure(net: &Path) -> Result<(), String> {
     let mtu = a.read_i64().map_err(|e| e.to_string())?;
     let text = mtu.to_string();
     println!(
-        "real kernfs (veth mtu, {}), {ROUNDS} paired rounds",
-        net.display()
+        "real kernfs (veth mtu, {}), {} paired rounds",
+        net.display(),
+        rounds()
     );
     let n = 1_000;
     paired(
@@ -228,18 +275,55 @@ fn kernfs_measure(net: &Path) -> Result<(), String> {
     paired(
         "control loop",
         n / 2,
-        || {
-            let x = raw_read_int(a.as_fd());
-            let y = raw_read_int(b.as_fd());
-            black_box(x + y);
-            raw_write(a.as_fd(), text.as_bytes());
-        },
+        || raw_control(&a, &b, &text),
         || {
             let x = a.read_int().unwrap_or(0);
             let y = b.read_int().unwrap_or(0);
             black_box(x + y);
             black_box(a.write_int(black_box(mtu)).ok());
         },
+    );
+    Ok(())
+}
+
+/// The A/A run: each raw loop paired against an identical copy of itself,
+/// the same way the crate is paired against it (same rounds, same turns).
+fn kernfs_diag(net: &Path) -> Result<(), String> {
+    let open = |p: &str| Attribute::open(net.join(p), Access::ReadWrite).map_err(|e| e.to_string());
+    let (a, b) = (open("ev3b0/mtu")?, open("ev3b1/mtu")?);
+    let text = a.read_i64().map_err(|e| e.to_string())?.to_string();
+    println!(
+        "diagnostic (A/A): raw against raw on real kernfs, {} paired rounds",
+        rounds()
+    );
+    let n = 1_000;
+    // Two closures with the same body are two types: each side of a pair
+    // is code of its own, at an address of its own, as the crate's loop
+    // is (one closure twice would time the very same machine code).
+    paired_as(
+        "write",
+        "raw",
+        n,
+        || raw_write(a.as_fd(), text.as_bytes()),
+        || raw_write(a.as_fd(), text.as_bytes()),
+    );
+    paired_as(
+        "read",
+        "raw",
+        n,
+        || {
+            black_box(raw_read_int(a.as_fd()));
+        },
+        || {
+            black_box(raw_read_int(a.as_fd()));
+        },
+    );
+    paired_as(
+        "control loop",
+        "raw",
+        n / 2,
+        || raw_control(&a, &b, &text),
+        || raw_control(&a, &b, &text),
     );
     Ok(())
 }
@@ -267,8 +351,9 @@ fn sim_bench() -> Result<(), String> {
         open("speed", false)?,
     );
     println!(
-        "simulated brick (FUSE, {}), TachoMotor against raw syscalls, {ROUNDS} paired rounds",
-        dir.display()
+        "simulated brick (FUSE, {}), TachoMotor against raw syscalls, {} paired rounds",
+        dir.display(),
+        rounds()
     );
     let n = 40;
     paired(

@@ -28,6 +28,7 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::error::{Error, Operation, Result};
@@ -95,8 +96,9 @@ impl Access {
     }
 }
 
-/// What backs an open attribute (told apart once, at open, for reports
-/// such as `ev3-probe`'s header; I/O is the same on all of them).
+/// What backs an open attribute (told apart at open, once per device for
+/// the attributes a [`crate::SysfsDevice`] opens, for reports such as
+/// `ev3-probe`'s header; I/O is the same on all of them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Backing {
@@ -131,7 +133,37 @@ impl Attribute {
     /// otherwise, also when the last component is a symbolic link (`ELOOP`)
     /// or not a regular file (a FIFO, a directory, a device node).
     pub fn open(path: impl Into<PathBuf>, access: Access) -> Result<Attribute> {
-        let path = path.into();
+        Attribute::open_with(path.into(), access, backing)
+    }
+
+    /// As [`Attribute::open_inferred`], the backing told apart once per
+    /// device (`known`, shared by a device's attributes: one directory is
+    /// on one file system) instead of once per attribute: an attribute
+    /// costs `stat`, `openat` and `fstat`.
+    pub(crate) fn open_inferred_on(path: PathBuf, known: &OnceLock<Backing>) -> Result<Attribute> {
+        let access = Access::of_file(&path)?;
+        Attribute::open_on(path, access, known)
+    }
+
+    /// As [`Attribute::open`], the backing told apart once per device (see
+    /// [`Attribute::open_inferred_on`]).
+    pub(crate) fn open_on(
+        path: PathBuf,
+        access: Access,
+        known: &OnceLock<Backing>,
+    ) -> Result<Attribute> {
+        Attribute::open_with(path, access, |file| match known.get() {
+            Some(&b) => Ok(b),
+            None => backing(file).map(|b| *known.get_or_init(|| b)),
+        })
+    }
+
+    /// [`Attribute::open`], the backing told by `backing_of`.
+    fn open_with(
+        path: PathBuf,
+        access: Access,
+        backing_of: impl FnOnce(&File) -> io::Result<Backing>,
+    ) -> Result<Attribute> {
         let name: Box<str> = path
             .file_name()
             .map(|n| n.to_string_lossy().into())
@@ -155,7 +187,7 @@ impl Attribute {
                 operation: Operation::Open,
             });
         }
-        let backing = backing(&file).map_err(|e| open_error(&path, e))?;
+        let backing = backing_of(&file).map_err(|e| open_error(&path, e))?;
         log::trace!("opened {} ({access:?}, {backing:?})", path.display());
         Ok(Attribute {
             file,
@@ -214,33 +246,48 @@ impl Attribute {
     /// [`Error`]. An empty value or one longer than [`MAX_VALUE_LEN`] is
     /// refused without a syscall ([`Error::InvalidValue`]), since sysfs would
     /// silently ignore or cut it.
-    #[inline]
+    #[inline(always)]
     pub fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() || bytes.len() > MAX_VALUE_LEN {
+            return Err(self.write_error(bytes, Err(nix::errno::Errno::EINVAL)));
+        }
+        self.write_checked(bytes)
+    }
+
+    /// [`Attribute::write_bytes`] of a value known to be 1 to
+    /// [`MAX_VALUE_LEN`] bytes long: the access check, one `pwrite`, and a
+    /// compare on the way to success; everything else out of line.
+    #[inline(always)]
+    fn write_checked(&self, bytes: &[u8]) -> Result<()> {
         if !self.access.can_write() {
             return Err(self.wrong_access(Operation::Write));
         }
-        if bytes.is_empty() || bytes.len() > MAX_VALUE_LEN {
-            return Err(self.write_error(bytes, io::Error::from_raw_os_error(libc::EINVAL)));
-        }
         // The libc call itself, inlined here (src/sys.rs): std's `write_at`
         // and nix's `pwrite` are out-of-line functions.
-        match crate::sys::pwrite_at_start(self.file.as_fd(), bytes) {
-            Ok(written) if written == bytes.len() => Ok(()),
-            Ok(_) => Err(self.write_error(
-                bytes,
-                io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "short write: the kernel took only part of the value",
-                ),
-            )),
-            Err(errno) => Err(self.write_error(bytes, io::Error::from_raw_os_error(errno as i32))),
+        let written = crate::sys::pwrite_at_start(self.file.as_fd(), bytes);
+        if written == Ok(bytes.len()) {
+            Ok(())
+        } else {
+            Err(self.write_error(bytes, written))
         }
     }
 
-    /// The error of a failed write, out of line.
+    /// The error of a write that `pwrite` answered with `written` (an errno,
+    /// or fewer bytes than the value has), out of line.
     #[cold]
     #[inline(never)]
-    fn write_error(&self, bytes: &[u8], e: io::Error) -> Error {
+    fn write_error(
+        &self,
+        bytes: &[u8],
+        written: std::result::Result<usize, nix::errno::Errno>,
+    ) -> Error {
+        let e = match written {
+            Ok(_) => io::Error::new(
+                io::ErrorKind::WriteZero,
+                "short write: the kernel took only part of the value",
+            ),
+            Err(errno) => io::Error::from_raw_os_error(errno as i32),
+        };
         Error::from_io(&self.path, Operation::Write, Some(bytes), e)
     }
 
@@ -248,7 +295,7 @@ impl Attribute {
     ///
     /// # Errors
     /// As [`Attribute::write_bytes`].
-    #[inline]
+    #[inline(always)]
     pub fn write_str(&self, value: &str) -> Result<()> {
         self.write_bytes(value.as_bytes())
     }
@@ -259,15 +306,17 @@ impl Attribute {
     /// # Errors
     /// As [`Attribute::write_bytes`]; the kernel rejects integers that do not
     /// fit in 32 bits with [`Error::InvalidValue`].
-    #[inline]
+    #[inline(always)]
     pub fn write_int(&self, value: i64) -> Result<()> {
         let mut buf = [0u8; value::INT_BUF_LEN];
-        self.write_bytes(value::format_int(value, &mut buf))
+        // 1 to 20 bytes: no length check needed.
+        self.write_checked(value::format_int(value, &mut buf))
     }
 
     /// The error for reading a write-only or writing a read-only attribute:
     /// sysfs would have refused to open it that way (`EACCES`).
     #[cold]
+    #[inline(never)]
     fn wrong_access(&self, operation: Operation) -> Error {
         Error::PermissionDenied {
             path: self.path.clone(),
@@ -289,7 +338,7 @@ impl Attribute {
     /// [`Error::Disconnected`] when the device is gone, [`Error::Unsupported`]
     /// when the driver cannot show this attribute (`EOPNOTSUPP`, or `ENXIO`
     /// for a `valueN` beyond `num_values`), others as mapped by [`Error`].
-    #[inline]
+    #[inline(always)]
     pub fn read_bytes(&self, buf: &mut [u8]) -> Result<usize> {
         if !self.access.can_read() {
             return Err(self.wrong_access(Operation::Read));
@@ -379,31 +428,42 @@ impl Attribute {
     /// # Errors
     /// As [`Attribute::read_i64`]; [`Error::Parse`] also when the value does
     /// not fit in `i32`.
-    #[inline]
+    #[inline(always)]
     pub fn read_int(&self) -> Result<i32> {
-        // An i32 takes at most 12 bytes with its newline: a small buffer
-        // (cheap to clear) does; anything as long goes the general way.
-        let mut small = [0u8; 24];
-        let n = self.read_bytes(&mut small)?;
-        if n < small.len() {
-            return self.parse_i32(&small[..n]);
+        // An i32 takes at most 12 bytes with its newline: a small stack
+        // buffer, left uninitialised (the kernel fills what it returns).
+        let mut small = [std::mem::MaybeUninit::<u8>::uninit(); 24];
+        if !self.access.can_read() {
+            return Err(self.wrong_access(Operation::Read));
+        }
+        match crate::sys::pread_uninit(self.file.as_fd(), &mut small) {
+            // The kernel's "%d\n", parsed inline; anything else (white
+            // space, a plus sign, a value as long as the buffer, an error)
+            // goes the general way, out of line.
+            Ok(raw) => match value::parse_kernel_int(raw) {
+                Some(v) => Ok(v),
+                None => self.read_int_slow(raw),
+            },
+            Err(errno) => Err(self.read_error(errno)),
+        }
+    }
+
+    /// [`Attribute::read_int`] of a value that is not plain `"%d\n"`:
+    /// parsed by [`value::parse_int`], or read again whole when it filled
+    /// the small buffer.
+    #[cold]
+    #[inline(never)]
+    fn read_int_slow(&self, raw: &[u8]) -> Result<i32> {
+        if raw.len() < 24 {
+            return self.parse_i32(raw);
         }
         self.read_with(|raw| self.parse_i32(raw))
     }
 
-    #[inline]
     fn parse_i32(&self, raw: &[u8]) -> Result<i32> {
-        match value::parse_int(raw).and_then(|v| i32::try_from(v).ok()) {
-            Some(v) => Ok(v),
-            None => Err(self.int_error(raw)),
-        }
-    }
-
-    /// The parse error of [`Attribute::read_int`], out of line.
-    #[cold]
-    #[inline(never)]
-    fn int_error(&self, raw: &[u8]) -> Error {
-        Error::parse(&self.path, raw, "a 32-bit decimal integer")
+        value::parse_int(raw)
+            .and_then(|v| i32::try_from(v).ok())
+            .ok_or_else(|| Error::parse(&self.path, raw, "a 32-bit decimal integer"))
     }
 
     /// `true` when `word` is in the space-separated (or bracketed) list this

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::attr::{open_error, Access, Attribute};
+use crate::attr::{open_error, Access, Attribute, Backing};
 use crate::error::{Error, Operation, Result};
 
 /// Where sysfs classes live on a brick.
@@ -102,6 +102,10 @@ impl Cache {
 pub struct SysfsDevice {
     dir: PathBuf,
     cache: Cache,
+    /// What backs the directory, told apart at the first attribute's open
+    /// and shared by the others (one `fstatfs` per device, not per
+    /// attribute).
+    backing: OnceLock<Backing>,
 }
 
 const _: () = {
@@ -147,6 +151,7 @@ impl SysfsDevice {
             Ok(meta) if meta.is_dir() => Ok(SysfsDevice {
                 dir,
                 cache: Cache::default(),
+                backing: OnceLock::new(),
             }),
             Ok(_) => Err(Error::from_io(
                 &dir,
@@ -196,10 +201,18 @@ impl SysfsDevice {
     /// such attribute; [`Error::Disconnected`] when the device is gone;
     /// [`Error::PermissionDenied`].
     pub fn attribute(&self, name: &str) -> Result<&Attribute> {
-        self.cache.get_or_open(name, || {
-            validate_name(name)?;
-            Attribute::open_inferred(self.dir.join(name))
-        })
+        self.cache.get_or_open(name, || self.open_inferred(name))
+    }
+
+    /// Opens attribute `name` with the access mode its permission bits
+    /// allow, as a handle of its own (not cached): what the typed devices
+    /// keep in their fields.
+    ///
+    /// # Errors
+    /// As [`SysfsDevice::attribute`].
+    pub(crate) fn open_inferred(&self, name: &str) -> Result<Attribute> {
+        validate_name(name)?;
+        Attribute::open_inferred_on(self.dir.join(name), &self.backing)
     }
 
     /// Opens attributes up front so that their first use does not pay for
@@ -218,7 +231,7 @@ impl SysfsDevice {
     /// As [`Attribute::open`], and [`Error::InvalidName`].
     pub fn open_attribute(&self, name: &str, access: Access) -> Result<Attribute> {
         validate_name(name)?;
-        Attribute::open(self.dir.join(name), access)
+        Attribute::open_on(self.dir.join(name), access, &self.backing)
     }
 
     /// `true` when the device directory still exists.

@@ -170,14 +170,81 @@ impl Query<'_> {
 /// `root` has none of ev3dev's classes (the message says how to run under
 /// the simulated brick).
 pub fn find(root: impl AsRef<Path>, query: &Query<'_>) -> Result<SysfsDevice> {
-    let port = query.port.map(canonical_port).transpose()?;
-    let all = list(root.as_ref(), query.class)?;
+    find_found(root.as_ref(), query).map(|(device, _)| device)
+}
+
+/// Finds exactly one device for each of `queries`, listing each class once
+/// for the whole batch (two motors of one class: one scan of the class, not
+/// two). The devices come in the order of the queries.
+///
+/// # Errors
+/// As [`find`], for the first query that fails.
+pub fn find_many(root: impl AsRef<Path>, queries: &[Query<'_>]) -> Result<Vec<SysfsDevice>> {
+    Ok(find_many_found(root.as_ref(), queries)?
+        .into_iter()
+        .map(|(device, _)| device)
+        .collect())
+}
+
+/// [`find`], with what the scan saw of the device (its `address` and
+/// `driver_name`, which the typed devices then need not read again).
+pub(crate) fn find_found(root: &Path, query: &Query<'_>) -> Result<(SysfsDevice, DeviceInfo)> {
+    find_many_found(root, std::slice::from_ref(query))?
+        .pop()
+        .ok_or_else(|| Error::NotFound {
+            what: query.describe(),
+            seen: String::new(),
+        })
+}
+
+/// A found device's `driver_name` and `address`: what the scan saw
+/// (`seen`), or read from the device when it was not found by a scan.
+///
+/// # Errors
+/// Read errors.
+pub(crate) fn identity(device: &SysfsDevice, seen: Option<DeviceInfo>) -> Result<(String, String)> {
+    Ok(match seen {
+        Some(seen) => (seen.driver_name, seen.address),
+        None => (
+            device.read_string("driver_name")?,
+            device.read_string("address")?,
+        ),
+    })
+}
+
+/// [`find_many`], with what the scan saw of each device.
+pub(crate) fn find_many_found(
+    root: &Path,
+    queries: &[Query<'_>],
+) -> Result<Vec<(SysfsDevice, DeviceInfo)>> {
+    let mut scans: Vec<(&str, Vec<DeviceInfo>)> = Vec::new();
+    let mut found = Vec::with_capacity(queries.len());
+    for query in queries {
+        // An impossible port is refused before any scan.
+        let port = query.port.map(canonical_port).transpose()?;
+        if !scans.iter().any(|(class, _)| *class == query.class) {
+            scans.push((query.class, list(root, query.class)?));
+        }
+        let all = scans
+            .iter()
+            .find(|(class, _)| *class == query.class)
+            .map_or(&[][..], |(_, all)| all.as_slice());
+        found.push(select(root, query, port.as_deref(), all)?);
+    }
+    Ok(found)
+}
+
+/// The one device of `all` (a scan of the query's class) that `query`
+/// matches, on `port` (canonical) if given.
+fn select(
+    root: &Path,
+    query: &Query<'_>,
+    port: Option<&str>,
+    all: &[DeviceInfo],
+) -> Result<(SysfsDevice, DeviceInfo)> {
     let on_port: Vec<&DeviceInfo> = all
         .iter()
-        .filter(|d| {
-            port.as_deref()
-                .is_none_or(|p| address_matches(&d.address, p))
-        })
+        .filter(|d| port.is_none_or(|p| address_matches(&d.address, p)))
         .collect();
     let matching: Vec<&DeviceInfo> = on_port
         .iter()
@@ -185,9 +252,9 @@ pub fn find(root: impl AsRef<Path>, query: &Query<'_>) -> Result<SysfsDevice> {
         .filter(|d| query.drivers.is_empty() || query.drivers.contains(&d.driver_name.as_str()))
         .collect();
     match matching.as_slice() {
-        [one] => SysfsDevice::from_dir(&one.path),
+        [one] => Ok((SysfsDevice::from_dir(&one.path)?, (*one).clone())),
         [] => {
-            if let Some(no_brick) = all.is_empty().then(|| no_brick(root.as_ref())).flatten() {
+            if let Some(no_brick) = all.is_empty().then(|| no_brick(root)).flatten() {
                 return Err(no_brick);
             }
             // What is on that port (other drivers), else all of the class.
@@ -197,7 +264,7 @@ pub fn find(root: impl AsRef<Path>, query: &Query<'_>) -> Result<SysfsDevice> {
                 on_port.iter().map(|d| describe_device(d)).collect()
             };
             Err(Error::NotFound {
-                what: format!("{} under {}", query.describe(), root.as_ref().display()),
+                what: format!("{} under {}", query.describe(), root.display()),
                 seen: seen.join(", "),
             })
         }
@@ -279,6 +346,36 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+
+    #[test]
+    fn find_many_answers_in_query_order_from_one_scan() {
+        let tree = Tree::new();
+        let a = tree.device("motor0", "ev3-ports:outA\n", "lego-ev3-l-motor\n");
+        let b = tree.device("motor1", "ev3-ports:outB\n", "lego-ev3-l-motor\n");
+        let query = |port| Query {
+            class: "tacho-motor",
+            port: Some(port),
+            drivers: &["lego-ev3-l-motor"],
+        };
+        let found = find_many(&tree.0, &[query("outB"), query("outA")]).unwrap();
+        let dirs: Vec<&Path> = found.iter().map(SysfsDevice::dir).collect();
+        assert_eq!(dirs, [b.as_path(), a.as_path()]);
+        // What the scan saw comes along (the typed devices do not read it
+        // again).
+        let seen = find_many_found(&tree.0, &[query("outA")]).unwrap();
+        assert_eq!(seen[0].1.driver_name, "lego-ev3-l-motor");
+        assert_eq!(seen[0].1.address, "ev3-ports:outA");
+        // One query fails: the batch fails with its error.
+        assert!(matches!(
+            find_many(&tree.0, &[query("outA"), query("outC")]),
+            Err(Error::NotFound { .. })
+        ));
+        assert!(matches!(
+            find_many(&tree.0, &[query("outA"), query("outE")]),
+            Err(Error::UnknownPort { .. })
+        ));
+        assert!(find_many(&tree.0, &[]).unwrap().is_empty());
     }
 
     /// `list` in a thread, so that a hang fails the test instead of

@@ -137,7 +137,7 @@ impl Led {
         let mut timer = self.lock_timer();
         for attempt in 0..2 {
             if timer.is_none() {
-                let open = |n: &str| Attribute::open_inferred(self.device.dir().join(n));
+                let open = |n: &str| self.device.open_inferred(n);
                 *timer = Some((open("delay_on")?, open("delay_off")?));
             }
             let Some((on, off)) = timer.as_ref() else {

@@ -13,25 +13,66 @@ pub const INT_BUF_LEN: usize = 20;
 /// Formats `value` in decimal into the end of `buf`; returns the used part.
 /// Inline: a command's integer is formatted in the caller's loop.
 #[doc(hidden)] // used by the simulated brick (ev3sysfs-sim)
-#[inline]
+#[inline(always)]
 pub fn format_int(value: i64, buf: &mut [u8; INT_BUF_LEN]) -> &[u8] {
+    // Two digits a step (a command's value has 1 to 4 digits: one or two
+    // steps), from a table of the hundred pairs.
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut pos = buf.len();
-    let negative = value < 0;
     let mut rest = value.unsigned_abs();
-    loop {
-        pos -= 1;
-        // `rest % 10` is below 10, so the cast cannot truncate.
-        buf[pos] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
+    while rest >= 100 {
+        // Below 100, so the cast cannot truncate.
+        let pair = 2 * (rest % 100) as usize;
+        rest /= 100;
+        pos -= 2;
+        buf[pos..pos + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
     }
-    if negative {
+    if rest >= 10 {
+        let pair = 2 * rest as usize;
+        pos -= 2;
+        buf[pos..pos + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
+        pos -= 1;
+        buf[pos] = b'0' + rest as u8;
+    }
+    if value < 0 {
         pos -= 1;
         buf[pos] = b'-';
     }
     &buf[pos..]
+}
+
+/// Parses a 32-bit integer exactly as the kernel prints one (`"%d\n"`: an
+/// optional `-`, 1 to 10 digits, an optional newline), with no overflow
+/// check per digit: ten digits cannot overflow an `i64`. The read path's
+/// fast case; `None` for anything else, which [`parse_int`] then judges.
+#[doc(hidden)] // the integer read path's fast case
+#[inline(always)]
+pub fn parse_kernel_int(raw: &[u8]) -> Option<i32> {
+    let text = match raw.split_last() {
+        Some((b'\n', rest)) => rest,
+        _ => raw,
+    };
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 10 {
+        return None;
+    }
+    let mut acc: i64 = 0;
+    for &b in digits {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        acc = acc * 10 + i64::from(d);
+    }
+    i32::try_from(if negative { -acc } else { acc }).ok()
 }
 
 /// The value without surrounding ASCII white space (the kernel's trailing
@@ -162,6 +203,41 @@ mod tests {
     }
 
     #[test]
+    fn parses_kernel_ints_fast() {
+        assert_eq!(parse_kernel_int(b"42\n"), Some(42));
+        assert_eq!(parse_kernel_int(b"-1050\n"), Some(-1050));
+        assert_eq!(parse_kernel_int(b"0"), Some(0));
+        assert_eq!(parse_kernel_int(b"2147483647\n"), Some(i32::MAX));
+        assert_eq!(parse_kernel_int(b"-2147483648\n"), Some(i32::MIN));
+        assert_eq!(parse_kernel_int(b"2147483648\n"), None);
+        assert_eq!(parse_kernel_int(b"9999999999\n"), None);
+        assert_eq!(parse_kernel_int(b"-9999999999\n"), None);
+        assert_eq!(parse_kernel_int(b"00000000001\n"), None);
+        for other in [
+            &b""[..],
+            b"\n",
+            b"-",
+            b"-\n",
+            b"+7",
+            b" 3\n",
+            b"1 2",
+            b"1.5",
+            b"12\n\n",
+        ] {
+            assert_eq!(parse_kernel_int(other), None, "{other:?}");
+        }
+        let mut rng = XorShift(777);
+        let mut buf = [0u8; INT_BUF_LEN];
+        for _ in 0..if cfg!(miri) { 300 } else { 20_000 } {
+            let v = rng.next() as i32;
+            assert_eq!(
+                parse_kernel_int(format_int(i64::from(v), &mut buf)),
+                Some(v)
+            );
+        }
+    }
+
+    #[test]
     fn lists() {
         let commands =
             "run-forever run-to-abs-pos run-to-rel-pos run-timed run-direct stop reset\n";
@@ -224,6 +300,11 @@ mod tests {
                     }
                 })
                 .collect();
+            // The fast case agrees with the general parser wherever it
+            // answers.
+            if let Some(v) = parse_kernel_int(&bytes) {
+                assert_eq!(parse_int(&bytes), Some(i64::from(v)));
+            }
             if let Some(v) = parse_int(&bytes) {
                 // Whatever parses must print back to the trimmed digits
                 // (modulo a plus sign and leading zeros).

@@ -83,6 +83,25 @@ fn strace_child() {
             }
             let _ = fs::metadata(&end);
         }
+        Ok("startup") => {
+            // The start-up benchmark's robot program (examples/startup.rs),
+            // from finding the devices to the first command.
+            use ev3sysfs::prelude::*;
+            use ev3sysfs_sim::SensorDriver;
+            let tree = MockTree::new().unwrap();
+            tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+            tree.add_tacho_motor("outB", TachoDriver::Ev3Large).unwrap();
+            tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();
+            let root = tree.root().to_path_buf();
+            let end = marker(END, nix::unistd::gettid().as_raw());
+            mark(BEGIN);
+            let tank = Tank::large(&root, "outA", "outB").unwrap();
+            let _bumper = TouchSensor::find(&root, "in1").unwrap();
+            let _guard = StopGuard::protecting(&tank).unwrap();
+            tank.on(Percent(50), Percent(50)).unwrap();
+            let _ = fs::metadata(&end);
+            tank.stop().unwrap();
+        }
         Ok("kernfs") => {
             // Skipped (with the reason on stderr) when namespaces are refused.
             with_kernfs(|k| {
@@ -231,6 +250,31 @@ fn typed_motor_api_one_syscall_per_value_and_every_command_written() {
         calls.len(),
         5 * N,
         "other syscalls in the window: {calls:?}"
+    );
+}
+
+#[test]
+fn start_up_scans_each_class_once_and_tells_the_backing_once_per_device() {
+    if common::brick().is_none() {
+        return;
+    }
+    let Some(calls) = traced_window("startup") else {
+        return;
+    };
+    // tacho-motor and lego-sensor read once each (a directory read is
+    // two getdents64: the entries, then the end); Tank::large finds both
+    // motors in one scan.
+    assert_eq!(count(&calls, "getdents64"), 4, "{calls:?}");
+    // What backs a device is asked once per device (3), not per attribute.
+    assert_eq!(count(&calls, "fstatfs"), 3, "{calls:?}");
+    assert_eq!(count(&calls, "fgetxattr"), 3, "{calls:?}");
+    // 234 on 2026-12-04 (352 from exec on, with the loader and the
+    // example's check for a brick: scripts/startup-bench); the bound
+    // leaves 10 %.
+    assert!(
+        calls.len() <= 260,
+        "{} syscalls from finding the devices to the first command: {calls:?}",
+        calls.len()
     );
 }
 

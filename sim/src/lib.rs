@@ -57,9 +57,7 @@
 
 // The library's modules under their own names, so that the simulator's code
 // reads `crate::error::Error` as it did inside the library.
-use ev3sysfs::{
-    buttons, default_root, discover, error, input, screen, sound, validate_name, value,
-};
+use ev3sysfs::{buttons, default_root, error, input, screen, sound, validate_name, value};
 
 mod brick_io;
 pub mod control;

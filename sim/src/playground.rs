@@ -46,7 +46,7 @@ impl Playground {
         build: impl FnOnce(&MockTree) -> Result<()>,
     ) -> Result<Playground> {
         let root = root.into();
-        if !crate::discover::list(&root, needs)?.is_empty() {
+        if has_devices(&root, needs)? {
             return Ok(Playground {
                 root,
                 simulated: None,
@@ -84,7 +84,7 @@ impl Playground {
     pub fn brick_or_world(world: &str) -> Result<Playground> {
         let root = crate::default_root();
         for class in ["tacho-motor", "lego-sensor"] {
-            if !crate::discover::list(&root, class)?.is_empty() {
+            if has_devices(&root, class)? {
                 return Playground::at_or_simulated(root, class, |_| Ok(()));
             }
         }
@@ -160,4 +160,15 @@ impl Drop for Playground {
             *LAST_REPORT.lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
         }
     }
+}
+
+/// `true` when class `class` under `root` has a device: one read of the
+/// class directory, no attribute opened (the program's own discovery reads
+/// those; a robot program's start-up pays for one scan of the class here).
+///
+/// # Errors
+/// [`ev3sysfs::Error::InvalidName`] for a bad class name.
+fn has_devices(root: &Path, class: &str) -> Result<bool> {
+    crate::validate_name(class)?;
+    Ok(std::fs::read_dir(root.join(class)).is_ok_and(|mut entries| entries.next().is_some()))
 }

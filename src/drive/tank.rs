@@ -13,11 +13,9 @@ impl Tank {
     /// # Errors
     /// As [`TachoMotor::large`].
     pub fn large(root: impl AsRef<Path>, left: &str, right: &str) -> Result<Tank> {
-        let root = root.as_ref();
-        Ok(Tank::new(
-            TachoMotor::large(root, left)?,
-            TachoMotor::large(root, right)?,
-        ))
+        // Both motors from one scan of the class.
+        let (left, right) = TachoMotor::large_pair(root.as_ref(), left, right)?;
+        Ok(Tank::new(left, right))
     }
 
     /// Runs the left and right motors at their [`Speed`]s

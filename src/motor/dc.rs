@@ -82,7 +82,7 @@ impl DcMotor {
         let stop_actions = device.read_text("stop_actions", |t| {
             Ok(NameSet::parse(t, &stop_action_names()))
         })?;
-        let open = |name: &str| Attribute::open_inferred(device.dir().join(name));
+        let open = |name: &str| device.open_inferred(name);
         let command = open("command")?;
         let key = crate::guard::DeviceKey::of(command.as_fd())
             .map_err(|e| Error::from_io(command.path(), crate::error::Operation::Open, None, e))?;
@@ -156,7 +156,7 @@ impl DcMotor {
     ///
     /// # Errors
     /// [`Error::OutOfRange`] without writing; write errors.
-    #[inline]
+    #[inline(always)]
     pub fn set_duty_cycle_sp(&self, duty: i32) -> Result<()> {
         check_range("duty_cycle_sp", i64::from(duty), -100, 100)?;
         self.duty_cycle_sp.write_int(i64::from(duty))
@@ -165,7 +165,7 @@ impl DcMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn duty_cycle_sp(&self) -> Result<i32> {
         self.duty_cycle_sp.read_int()
     }
@@ -173,7 +173,7 @@ impl DcMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn duty_cycle(&self) -> Result<i32> {
         self.duty_cycle.read_int()
     }

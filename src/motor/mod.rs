@@ -207,7 +207,7 @@ pub(crate) fn check_stop_action(set: NameSet, action: StopAction) -> Result<()> 
 
 /// Checks `value` against `min..=max`, without I/O. Inline, with the
 /// error built out of line: it guards every setpoint write.
-#[inline]
+#[inline(always)]
 pub(crate) fn check_range(attribute: &'static str, value: i64, min: i64, max: i64) -> Result<()> {
     if (min..=max).contains(&value) {
         Ok(())

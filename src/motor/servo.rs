@@ -69,7 +69,7 @@ impl ServoMotor {
     ///
     /// # Errors
     /// [`crate::Error::OutOfRange`] without writing; write errors.
-    #[inline]
+    #[inline(always)]
     pub fn set_position_sp(&self, percent: i32) -> Result<()> {
         check_range("position_sp", i64::from(percent), -100, 100)?;
         self.device.write_int("position_sp", i64::from(percent))
@@ -79,7 +79,7 @@ impl ServoMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn position_sp(&self) -> Result<i32> {
         self.device.read_int("position_sp")
     }

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::attr::{Attribute, Backing};
 use crate::device::SysfsDevice;
-use crate::discover::{self, Query};
+use crate::discover::{self, DeviceInfo, Query};
 use crate::error::{Error, Result};
 
 pub use super::state::State;
@@ -112,7 +112,34 @@ impl TachoMotor {
             port: Some(port),
             drivers,
         };
-        TachoMotor::from_device(discover::find(root, &query)?)
+        let (device, seen) = discover::find_found(root.as_ref(), &query)?;
+        TachoMotor::from_found(device, Some(seen))
+    }
+
+    /// The EV3 large motors on ports `left` and `right`, found with one
+    /// scan of the class.
+    pub(crate) fn large_pair(
+        root: &Path,
+        left: &str,
+        right: &str,
+    ) -> Result<(TachoMotor, TachoMotor)> {
+        let query = |port| Query {
+            class: "tacho-motor",
+            port: Some(port),
+            drivers: &["lego-ev3-l-motor"],
+        };
+        let mut found = discover::find_many_found(root, &[query(left), query(right)])?.into_iter();
+        match (found.next(), found.next()) {
+            (Some((l, l_seen)), Some((r, r_seen))) => Ok((
+                TachoMotor::from_found(l, Some(l_seen))?,
+                TachoMotor::from_found(r, Some(r_seen))?,
+            )),
+            // find_many_found returns one device per query, or an error.
+            _ => Err(Error::NotFound {
+                what: format!("large motors on {left} and {right}"),
+                seen: String::new(),
+            }),
+        }
     }
 
     /// Opens the EV3 large motor on `port`.
@@ -138,8 +165,13 @@ impl TachoMotor {
     /// The errors of opening and reading the invariant attributes, e.g.
     /// [`Error::Disconnected`].
     pub fn from_device(device: SysfsDevice) -> Result<TachoMotor> {
-        let driver_name = device.read_string("driver_name")?;
-        let address = device.read_string("address")?;
+        TachoMotor::from_found(device, None)
+    }
+
+    /// [`TachoMotor::from_device`], with the `driver_name` and `address`
+    /// discovery has just read (`seen`) not read again.
+    fn from_found(device: SysfsDevice, seen: Option<DeviceInfo>) -> Result<TachoMotor> {
+        let (driver_name, address) = discover::identity(&device, seen)?;
         let max_speed = device.read_int("max_speed")?;
         let optional = |name: &str| match device.read_int(name) {
             Ok(v) => Ok(Some(v)),
@@ -153,7 +185,7 @@ impl TachoMotor {
         let stop_actions = device.read_text("stop_actions", |t| {
             Ok(NameSet::parse(t, &stop_action_names()))
         })?;
-        let open = |name: &str| Attribute::open_inferred(device.dir().join(name));
+        let open = |name: &str| device.open_inferred(name);
         let stop_action = open("stop_action")?;
         let current = stop_action.read_text(|t| Ok(StopAction::parse(t)))?;
         let command = open("command")?;
@@ -388,7 +420,7 @@ impl TachoMotor {
         self.write_command(command)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn check_speed(&self, speed: i32) -> Result<()> {
         let max = i64::from(self.max_speed);
         check_range("speed_sp", i64::from(speed), -max, max)
@@ -490,7 +522,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors ([`Error::Disconnected`] after an unplug).
-    #[inline]
+    #[inline(always)]
     pub fn position(&self) -> Result<i32> {
         self.position.read_int()
     }
@@ -498,7 +530,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Write errors.
-    #[inline]
+    #[inline(always)]
     pub fn set_position(&self, counts: i32) -> Result<()> {
         self.position.write_int(i64::from(counts))
     }
@@ -506,7 +538,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn speed(&self) -> Result<i32> {
         self.speed.read_int()
     }
@@ -514,7 +546,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn duty_cycle(&self) -> Result<i32> {
         self.duty_cycle.read_int()
     }
@@ -531,7 +563,7 @@ pub(super) fn check_time(millis: i32) -> Result<()> {
     check_range("time_sp", i64::from(millis), 0, i64::from(i32::MAX))
 }
 
-#[inline]
+#[inline(always)]
 pub(super) fn check_duty(duty: i32) -> Result<()> {
     check_range("duty_cycle_sp", i64::from(duty), -100, 100)
 }

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crate::device::SysfsDevice;
-use crate::discover::{self, Query};
+use crate::discover::{self, DeviceInfo, Query};
 use crate::error::{Error, Result};
 
 /// The most values a sensor mode has (`value0`..`value7`).
@@ -206,7 +206,8 @@ impl Sensor {
             port: Some(port),
             drivers,
         };
-        Sensor::from_device(discover::find(root, &query)?)
+        let (device, seen) = discover::find_found(root.as_ref(), &query)?;
+        Sensor::from_found(device, Some(seen))
     }
 
     /// Opens an already located lego-sensor device.
@@ -214,8 +215,13 @@ impl Sensor {
     /// # Errors
     /// Read errors.
     pub fn from_device(device: SysfsDevice) -> Result<Sensor> {
-        let driver_name = device.read_string("driver_name")?;
-        let address = device.read_string("address")?;
+        Sensor::from_found(device, None)
+    }
+
+    /// [`Sensor::from_device`], with the `driver_name` and `address`
+    /// discovery has just read (`seen`) not read again.
+    fn from_found(device: SysfsDevice, seen: Option<DeviceInfo>) -> Result<Sensor> {
+        let (driver_name, address) = discover::identity(&device, seen)?;
         let modes = device.read_text("modes", |t| {
             Ok(crate::value::words(t).map(str::to_owned).collect())
         })?;

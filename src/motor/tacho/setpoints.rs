@@ -14,12 +14,12 @@ impl TachoMotor {
     ///
     /// # Errors
     /// [`Error::OutOfRange`] without writing; write errors.
-    #[inline]
+    #[inline(always)]
     pub fn set_speed_sp(&self, speed: i32) -> Result<()> {
         self.check_speed(speed)?;
         self.write_speed_sp(speed)
     }
-    #[inline]
+    #[inline(always)]
     pub(in crate::motor) fn write_speed_sp(&self, speed: i32) -> Result<()> {
         self.speed_sp.write_int(i64::from(speed))
     }
@@ -27,7 +27,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn speed_sp(&self) -> Result<i32> {
         self.speed_sp.read_int()
     }
@@ -36,7 +36,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// [`Error::OutOfRange`] without writing; write errors.
-    #[inline]
+    #[inline(always)]
     pub fn set_duty_cycle_sp(&self, duty: i32) -> Result<()> {
         check_duty(duty)?;
         self.duty_cycle_sp.write_int(i64::from(duty))
@@ -45,7 +45,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn duty_cycle_sp(&self) -> Result<i32> {
         self.duty_cycle_sp.read_int()
     }
@@ -54,7 +54,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Write errors.
-    #[inline]
+    #[inline(always)]
     pub fn set_position_sp(&self, counts: i32) -> Result<()> {
         self.position_sp.write_int(i64::from(counts))
     }
@@ -62,7 +62,7 @@ impl TachoMotor {
     ///
     /// # Errors
     /// Read errors.
-    #[inline]
+    #[inline(always)]
     pub fn position_sp(&self) -> Result<i32> {
         self.position_sp.read_int()
     }
