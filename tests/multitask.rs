@@ -1,7 +1,8 @@
 //! Issue 17, point 3: the `multitask` example (an arm, a drive base and a
 //! button watcher as futures on one thread) runs on the simulated brick,
-//! the tasks interleave, and no task has a thread of its own. Skips (with a
-//! reason) where no simulated brick can be mounted.
+//! the tasks interleave, and no task has a thread of its own; the reactor
+//! waits in one `poll(2)` per wake-up (strace-counted). Skips (with a
+//! reason) where no simulated brick can be mounted or strace is missing.
 #![cfg(feature = "async")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
@@ -31,10 +32,11 @@ fn the_multitask_example_runs_on_the_simulated_brick() {
     // The only test in this binary that reads the environment.
     std::env::set_var("EV3SYSFS_ROOT", empty.path());
     multitask::main().unwrap();
-    // async-io's one helper thread, not one per task.
+    // No thread per task, and no helper thread either: the reactor is
+    // block_on's own poll(2) (the simulated brick's threads are the
+    // simulator's).
     let names = thread_names();
-    let helpers = names.iter().filter(|n| *n == "async-io").count();
-    assert!(helpers <= 1, "{names:?}");
+    assert!(!names.iter().any(|n| n == "async-io"), "{names:?}");
 }
 
 #[test]
@@ -47,8 +49,161 @@ fn futures_run_concurrently_on_the_calling_thread() {
         tasks::sleep(Duration::from_millis(ms)).await;
         std::thread::current().id()
     };
-    let ((a, b), c) = block_on(zip(zip(on(200), on(200)), on(200)));
+    let ((a, b), c) = block_on(zip(zip(on(200), on(200)), on(200))).unwrap();
     let took = start.elapsed();
     assert!([a, b, c].iter().all(|t| *t == caller));
     assert!(took < Duration::from_millis(450), "{took:?}");
+}
+
+const CHILD_ENV: &str = "EV3SYSFS_TASKS_STRACE_CHILD";
+const WAIT_MS: u64 = 300;
+
+/// The child: on a simulated brick, waits 300 ms for a running motor to
+/// stop while a button watcher waits too, both futures under one
+/// `block_on`; says which thread waited.
+#[test]
+#[ignore = "started under strace by the test below"]
+fn strace_child() {
+    use ev3sysfs::buttons::Buttons;
+    use ev3sysfs::motor::TachoMotor;
+    use ev3sysfs::screen::Geometry;
+    use ev3sysfs_sim::TachoDriver;
+    if std::env::var_os(CHILD_ENV).is_none() {
+        return;
+    }
+    let Some(tree) = common::ev3_brick() else {
+        eprintln!("SKIPPED: no simulated brick");
+        return;
+    };
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Medium)
+        .unwrap();
+    let Ok(io) = tree.add_brick_io(Geometry::EV3_MONO) else {
+        eprintln!("SKIPPED: the simulated buttons need FUSE");
+        return;
+    };
+    let arm = TachoMotor::find(tree.root(), "outA").unwrap();
+    let buttons = Buttons::open(io.buttons_path()).unwrap();
+    arm.run_forever(100).unwrap();
+    println!("WAITER {}", nix::unistd::gettid());
+    let outcome = block_on(tasks::or(
+        async {
+            tasks::motor_until(&arm, |s| !s.running(), Duration::from_millis(WAIT_MS))
+                .await
+                .map(drop)
+        },
+        async { tasks::button_pressed(&buttons, None).await.map(drop) },
+    ))
+    .unwrap();
+    assert!(
+        matches!(outcome, Err(ev3sysfs::Error::Timeout { .. })),
+        "{outcome:?}"
+    );
+    arm.stop().unwrap();
+}
+
+/// The reactor makes one `poll(2)` per wake-up, on both futures'
+/// descriptors at once (the motor's `state` with POLLPRI, the buttons with
+/// POLLIN), with a timeout of at least 1 ms: no busy loop, no timer thread.
+#[test]
+fn one_poll_per_wake_up_and_no_busy_loop() {
+    use std::process::Command;
+    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
+        return common::skip("strace tests run on the host architecture only");
+    }
+    if Command::new("strace").arg("-V").output().is_err() {
+        return common::skip("strace is not installed (apt-get install strace)");
+    }
+    if common::ev3_brick().is_none() {
+        return;
+    }
+    let tmp = common::TempDir::new("tasks-strace");
+    let log = tmp.path().join("trace");
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-o"])
+        .arg(&log)
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "strace_child",
+            "--exact",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let Some(tid) = stdout
+        .lines()
+        .find_map(|l| l.split("WAITER ").nth(1))
+        .map(|t| t.trim().to_owned())
+    else {
+        return common::skip(&format!("the child skipped: {stdout}{stderr}"));
+    };
+    let trace = std::fs::read_to_string(&log).unwrap();
+    let mine: Vec<&str> = trace
+        .lines()
+        .filter_map(|l| l.strip_prefix(tid.as_str()))
+        .map(str::trim_start)
+        .filter(|l| !l.starts_with("<..."))
+        .collect();
+    let is_wait_poll = |l: &str| l.starts_with("poll(") && l.contains("POLLPRI");
+    let first = mine.iter().position(|l| is_wait_poll(l)).unwrap();
+    let last = mine.iter().rposition(|l| is_wait_poll(l)).unwrap();
+    let window = &mine[first..=last];
+    let polls: Vec<&&str> = window.iter().filter(|l| l.starts_with("poll(")).collect();
+    // 10 ms re-check period off sysfs: about 30 wake-ups in 300 ms.
+    let most = usize::try_from(WAIT_MS / 10).unwrap() + 3;
+    println!(
+        "{} polls in {WAIT_MS} ms, {} syscalls in the window",
+        polls.len(),
+        window.len()
+    );
+    assert!(
+        polls.len() <= most,
+        "busy loop: {} polls: {polls:?}",
+        polls.len()
+    );
+    for p in &polls {
+        // poll([{fd=.., events=POLLPRI}, {fd=.., events=POLLIN}], 2, 10) = 0 (Timeout)
+        assert!(
+            p.contains("POLLIN") && p.contains("], 2, "),
+            "one poll on both futures' descriptors: {p}"
+        );
+        let timeout: i64 = p
+            .split("], 2, ")
+            .nth(1)
+            .and_then(|t| t.split([')', ' ']).next())
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{p}"));
+        assert!(timeout >= 1, "a zero timeout spins: {p}");
+    }
+    // Between two polls: the motor's look (one pread of `state`) and a
+    // clock read or two where the clock is a syscall; nothing else.
+    let others = window.len() - polls.len();
+    assert!(
+        others <= 3 * polls.len(),
+        "{others} other syscalls for {} polls: {window:#?}",
+        polls.len()
+    );
+    // And the waiting thread started no thread for the tasks.
+    assert!(
+        !window.iter().any(|l| l.starts_with("clone")),
+        "{window:#?}"
+    );
+}
+
+#[test]
+fn block_on_reports_instead_of_panicking_or_hanging() {
+    // Inside another block_on on the same thread: an error, not a panic.
+    let nested = block_on(async { block_on(async { 1 }) }).unwrap();
+    assert!(nested.is_err(), "{nested:?}");
+    // Pending on nothing the reactor knows: it would never wake.
+    let never = block_on(std::future::pending::<()>());
+    assert!(never.is_err(), "{never:?}");
+    println!("{}", never.unwrap_err());
+    // And the thread's reactor works again afterwards.
+    block_on(tasks::sleep(Duration::from_millis(5))).unwrap();
 }
