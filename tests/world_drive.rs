@@ -2,8 +2,8 @@
 //! world's gyro drifts; a still robot reports it; a gyro-held 1000 mm
 //! straight with the drift measured and taken out ends within 20 mm of its
 //! line; the calibrated line follower completes a lap of the `line`
-//! track. (The world has no dragged-wheel friction yet: the dragged wheel
-//! is tested in tests/drive_held.rs by holding a wheel still in bursts.)
+//! track. (A dragged wheel, the world's `drag`, is tests/world_drag.rs;
+//! tests/drive_held.rs holds a wheel still in bursts.)
 //! Skips (with a reason) where no simulated brick can be mounted.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
