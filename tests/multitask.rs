@@ -106,80 +106,15 @@ fn strace_child() {
 /// POLLIN), with a timeout of at least 1 ms: no busy loop, no timer thread.
 #[test]
 fn one_poll_per_wake_up_and_no_busy_loop() {
-    use std::process::Command;
-    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
-        return common::skip("strace tests run on the host architecture only");
-    }
-    if Command::new("strace").arg("-V").output().is_err() {
-        return common::skip("strace is not installed (apt-get install strace)");
-    }
     if common::ev3_brick().is_none() {
         return;
     }
-    let tmp = common::TempDir::new("tasks-strace");
-    let log = tmp.path().join("trace");
-    let out = Command::new("strace")
-        .args(["-f", "-qq", "-o"])
-        .arg(&log)
-        .arg(std::env::current_exe().unwrap())
-        .args([
-            "strace_child",
-            "--exact",
-            "--include-ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}{stderr}");
-    let Some(tid) = stdout
-        .lines()
-        .find_map(|l| l.split("WAITER ").nth(1))
-        .map(|t| t.trim().to_owned())
-    else {
-        return common::skip(&format!("the child skipped: {stdout}{stderr}"));
+    let Some(lines) = common::traced_waiter("strace_child", CHILD_ENV) else {
+        return;
     };
-    let trace = std::fs::read_to_string(&log).unwrap();
-    let mine: Vec<&str> = trace
-        .lines()
-        .filter_map(|l| l.strip_prefix(tid.as_str()))
-        .map(str::trim_start)
-        .filter(|l| !l.starts_with("<..."))
-        .collect();
-    let is_wait_poll = |l: &str| l.starts_with("poll(") && l.contains("POLLPRI");
-    let first = mine.iter().position(|l| is_wait_poll(l)).unwrap();
-    let last = mine.iter().rposition(|l| is_wait_poll(l)).unwrap();
-    let window = &mine[first..=last];
-    let polls: Vec<&&str> = window.iter().filter(|l| l.starts_with("poll(")).collect();
     // 10 ms re-check period off sysfs: about 30 wake-ups in 300 ms.
-    let most = usize::try_from(WAIT_MS / 10).unwrap() + 3;
-    println!(
-        "{} polls in {WAIT_MS} ms, {} syscalls in the window",
-        polls.len(),
-        window.len()
-    );
-    assert!(
-        polls.len() <= most,
-        "busy loop: {} polls: {polls:?}",
-        polls.len()
-    );
-    for p in &polls {
-        // poll([{fd=.., events=POLLPRI}, {fd=.., events=POLLIN}], 2, 10) = 0 (Timeout)
-        assert!(
-            p.contains("POLLIN") && p.contains("], 2, "),
-            "one poll on both futures' descriptors: {p}"
-        );
-        let timeout: i64 = p
-            .split("], 2, ")
-            .nth(1)
-            .and_then(|t| t.split([')', ' ']).next())
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or_else(|| panic!("{p}"));
-        assert!(timeout >= 1, "a zero timeout spins: {p}");
-    }
+    let (window, polls) = common::wait_polls(&lines, 2, WAIT_MS, 10);
+    assert!(polls.iter().all(|p| p.contains("POLLIN")), "{polls:#?}");
     // Between two polls: the motor's look (one pread of `state`) and a
     // clock read or two where the clock is a syscall; nothing else.
     let others = window.len() - polls.len();

@@ -4,7 +4,7 @@
 //! `MoveTank`-style program (both motors `run-forever` at one `speed_sp`,
 //! stopped when the right wheel has turned the distance) curves off its
 //! line; so does the same with duty cycles (`run-direct`). A held
-//! [`DriveBase::straight`] of 1000 mm, blocking or as a future, ends within
+//! `DriveBase::straight` of 1000 mm, blocking or as a future, ends within
 //! 20 mm of its line. Skips (with a reason) where no simulated brick can be
 //! mounted or the real-time simulation cannot keep up (qemu-user).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -15,7 +15,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ev3sysfs::drive::DriveBase;
 use ev3sysfs::motor::{Command, Finished, StopAction, TachoMotor};
 use ev3sysfs::units::Millimetres;
 use ev3sysfs_sim::world::{Pose, WorldSpec};
@@ -63,16 +62,6 @@ fn measured(what: &str, sim: &RealtimeSim, drive: impl FnOnce()) -> (f64, f64) {
         end.heading.to_degrees()
     );
     (along, off)
-}
-
-fn base(tree: &MockTree) -> DriveBase {
-    DriveBase::new(
-        TachoMotor::large(tree.root(), "outB").unwrap(),
-        TachoMotor::large(tree.root(), "outC").unwrap(),
-        Millimetres(56),
-        Millimetres(112),
-    )
-    .unwrap()
 }
 
 /// python-ev3dev2's `MoveTank(OUTPUT_B, OUTPUT_C).on(75, 75)`, stopped
@@ -132,7 +121,7 @@ fn a_held_straight_keeps_its_line() {
     let Some((tree, sim)) = dragged() else {
         return;
     };
-    let base = base(&tree);
+    let base = common::drive_base(&tree);
     let (along, off) = measured("DriveBase::straight(1000 mm)", &sim, || {
         assert_eq!(
             base.straight(Millimetres(DISTANCE_MM)).unwrap(),
@@ -153,7 +142,7 @@ fn an_async_held_straight_keeps_its_line() {
     let Some((tree, sim)) = dragged() else {
         return;
     };
-    let base = base(&tree);
+    let base = common::drive_base(&tree);
     let (along, off) = measured("tasks::straight(1000 mm)", &sim, || {
         let finished = block_on(tasks::straight(&base, Millimetres(DISTANCE_MM))).unwrap();
         assert_eq!(finished.unwrap(), Finished::Done);

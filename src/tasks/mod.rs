@@ -124,14 +124,7 @@ pub async fn motor_until(
         }
         let left = timeout.saturating_sub(start.elapsed());
         if left.is_zero() {
-            return Err(Error::Timeout {
-                what: format!(
-                    "{} on {} (state: [{state}])",
-                    motor.driver_name(),
-                    motor.address()
-                ),
-                waited: start.elapsed(),
-            });
+            return Err(motor.state_timeout(state, start.elapsed()));
         }
         state_changed(motor, period, start + timeout).await?;
     }
