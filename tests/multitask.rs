@@ -142,3 +142,23 @@ fn block_on_reports_instead_of_panicking_or_hanging() {
     // And the thread's reactor works again afterwards.
     block_on(tasks::sleep(Duration::from_millis(5))).unwrap();
 }
+
+#[test]
+fn a_touch_future_wakes_when_the_sensor_is_pressed() {
+    use ev3sysfs::sensor::TouchSensor;
+    use ev3sysfs_sim::SensorDriver;
+    let Some(tree) = common::ev3_brick() else {
+        return;
+    };
+    let device = tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();
+    let touch = TouchSensor::find(tree.root(), "in1").unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(50));
+            device.set_int("value0", 1).unwrap();
+        });
+        let start = Instant::now();
+        block_on(tasks::touch(&touch, true)).unwrap().unwrap();
+        assert!(start.elapsed() >= Duration::from_millis(40));
+    });
+}

@@ -219,3 +219,49 @@ fn a_drive_base_move_or_a_deadline() {
     let d = base.distance().unwrap().0;
     assert!((95..=105).contains(&d), "{d}");
 }
+
+const DRIVE_CHILD_ENV: &str = "EV3SYSFS_WAIT_ANY_DRIVE_STRACE_CHILD";
+
+/// The child: waits 100 ms for a drive base whose wheels keep running.
+#[test]
+#[ignore = "started under strace by the test below"]
+fn drive_strace_child() {
+    if std::env::var_os(DRIVE_CHILD_ENV).is_none() {
+        return;
+    }
+    let Some(b) = brick() else {
+        eprintln!("SKIPPED: no simulated brick");
+        return;
+    };
+    for port in ["outB", "outC"] {
+        b.tree.add_tacho_motor(port, TachoDriver::Ev3Large).unwrap();
+    }
+    let base = common::drive_base(&b.tree);
+    base.drive(
+        ev3sysfs::units::MmPerSec(100),
+        ev3sysfs::units::DegPerSec(0),
+    )
+    .unwrap();
+    let mut any = WaitAny::new();
+    any.drive_done(&base);
+    println!("WAITER {}", nix::unistd::gettid());
+    let r = any.wait(Duration::from_millis(100)).unwrap();
+    assert_eq!(r, Happened::Deadline);
+    base.stop().unwrap();
+}
+
+/// A drive base's source wakes on either wheel: each poll asks for
+/// `POLLPRI` on both wheels' `state`.
+#[test]
+fn a_drive_base_source_polls_both_wheels() {
+    if brick().is_none() {
+        return;
+    }
+    let Some(lines) = common::traced_waiter("drive_strace_child", DRIVE_CHILD_ENV) else {
+        return;
+    };
+    let (_, polls) = common::wait_polls(&lines, 2, 100, 10);
+    for p in polls {
+        assert_eq!(p.matches("events=POLLPRI").count(), 2, "{p}");
+    }
+}
