@@ -246,7 +246,7 @@ impl Drop for Running {
 
 /// Runs `future` to completion on this thread: polls it, and while it is
 /// pending makes one `poll(2)` per wake-up on the descriptors and deadlines
-/// its waits registered (see the [module docs](self)). No thread is
+/// its waits registered (see the [`tasks`](super) docs). No thread is
 /// started, nothing panics.
 ///
 /// # Errors
