@@ -35,7 +35,9 @@
 //! futures-lite's (without its `std` feature: its dependencies are
 //! futures-core and pin-project-lite alone). The futures here wait only
 //! under [`block_on`]; polled by another executor, each wait blocks its
-//! thread in a `poll(2)` of its own (correct, not concurrent).
+//! thread in a `poll(2)` of its own (correct, not concurrent). A waker
+//! woken from another thread is seen at the next wake-up (at the latest
+//! the earliest deadline: every wait here has one).
 //!
 //! # How the futures wait
 //! * Motors: `POLLPRI` on the motor's `state` (a drive base: both wheels'),
