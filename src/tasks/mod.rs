@@ -39,6 +39,11 @@
 //! woken from another thread is seen at the next wake-up (at the latest
 //! the earliest deadline: every wait here has one).
 //!
+//! Measured (static armv5te release builds, `scripts/cargo-armv5te build
+//! --release`, a program that waits for a move or a button press): 338 520
+//! bytes with these futures, 343 760 with [`crate::wait::WaitAny`], 400 264
+//! with the async-io runtime this module used before.
+//!
 //! # How the futures wait
 //! * Motors: `POLLPRI` on the motor's `state` (a drive base: both wheels'),
 //!   which ev3dev notifies when the flags change; since it checks them at
