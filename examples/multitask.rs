@@ -1,8 +1,8 @@
 //! Three tasks at once on one thread (feature `async`): an arm waves, the
 //! drive base drives a square, and a button watcher reports Enter presses
 //! and aborts everything on Back. No thread per task: `tasks::block_on`
-//! runs them all on the main thread and sleeps in one reactor between
-//! their checks.
+//! runs them all on the main thread and sleeps in one `poll(2)` per
+//! wake-up between their checks.
 //!
 //! On a brick: medium motor on outA (the arm), large motors on outB (left)
 //! and outC (right), the brick's buttons. Elsewhere: a simulated brick in
@@ -55,7 +55,7 @@ pub fn main() -> Result<()> {
         })
     });
 
-    let start = std::time::Instant::now();
+    let start = ev3sysfs::clock::Instant::now();
     let outcome = block_on(async {
         let arm_task = async {
             for _ in 0..3 {
@@ -92,7 +92,7 @@ pub fn main() -> Result<()> {
             Ok("all done")
         };
         or(work, watcher).await
-    })?;
+    })??;
     if let Some(presser) = presser {
         let _ = presser.join();
     }

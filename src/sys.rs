@@ -654,3 +654,21 @@ mod arm_legacy_clock {
     }
 }
 // ---- end clock -------------------------------------------------------------
+
+// ---- tasks: the async reactor's one poll (src/tasks/reactor.rs) ------------
+
+/// `poll(fds, timeout_ms)`: the reactor's wait on descriptor numbers that
+/// the futures registering them keep open (a closed or reused number gives
+/// `POLLNVAL` or a spurious wake-up, never memory unsafety). Returns how
+/// many entries have events.
+#[cfg(feature = "async")]
+pub(crate) fn poll_raw(
+    fds: &mut [libc::pollfd],
+    timeout_ms: i32,
+) -> Result<usize, nix::errno::Errno> {
+    let n = libc::nfds_t::try_from(fds.len()).map_err(|_| nix::errno::Errno::EINVAL)?;
+    // SAFETY: `fds` is a valid, writable array of `n` pollfd structs; the
+    // kernel only reads `fd`/`events` and writes `revents`.
+    let r = unsafe { libc::poll(fds.as_mut_ptr(), n, timeout_ms) };
+    usize::try_from(r).map_err(|_| nix::errno::Errno::last())
+}

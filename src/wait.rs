@@ -22,7 +22,7 @@
 //! # How it waits
 //! Each wake-up is one `poll` on every source's descriptor at once
 //! (`POLLPRI` on the motors' `state` and the sensors' value files, which
-//! the kernel notifies, the left wheel's for a drive base; `POLLIN` on the
+//! the kernel notifies, both wheels' for a drive base; `POLLIN` on the
 //! buttons' input device), then one
 //! `pread` per source (and the queued button events) to decide. Since
 //! ev3dev notifies `state` at most every 50 ms and most sensor values not
@@ -105,14 +105,18 @@ enum Condition<'a> {
 }
 
 impl Condition<'_> {
-    fn fd(&self) -> (BorrowedFd<'_>, PollFlags) {
+    /// The descriptors to poll: one, or a drive base's two wheels' `state`
+    /// (either wheel may end the move or stall first).
+    fn fds(&self) -> [Option<(BorrowedFd<'_>, PollFlags)>; 2] {
+        let one = |fd, flags| [Some((fd, flags)), None];
         match self {
-            Condition::Motor { motor, .. } => (motor.state_attribute().as_fd(), PollFlags::POLLPRI),
-            Condition::Value { attribute, .. } => (attribute.as_fd(), PollFlags::POLLPRI),
-            Condition::Button { buttons, .. } => (buttons.as_fd(), PollFlags::POLLIN),
-            Condition::Drive { base } => {
-                (base.left().state_attribute().as_fd(), PollFlags::POLLPRI)
+            Condition::Motor { motor, .. } => {
+                one(motor.state_attribute().as_fd(), PollFlags::POLLPRI)
             }
+            Condition::Value { attribute, .. } => one(attribute.as_fd(), PollFlags::POLLPRI),
+            Condition::Button { buttons, .. } => one(buttons.as_fd(), PollFlags::POLLIN),
+            Condition::Drive { base } => [base.left(), base.right()]
+                .map(|m| Some((m.state_attribute().as_fd(), PollFlags::POLLPRI))),
         }
     }
 
@@ -310,10 +314,9 @@ impl<'a> WaitAny<'a> {
         let mut fds: Vec<PollFd<'_>> = self
             .conditions
             .iter()
-            .map(|c| {
-                let (fd, flags) = c.fd();
-                PollFd::new(fd, flags)
-            })
+            .flat_map(Condition::fds)
+            .flatten()
+            .map(|(fd, flags)| PollFd::new(fd, flags))
             .collect();
         loop {
             for (i, c) in self.conditions.iter().enumerate() {

@@ -1,7 +1,8 @@
 //! Issue 17, point 3: the `multitask` example (an arm, a drive base and a
 //! button watcher as futures on one thread) runs on the simulated brick,
-//! the tasks interleave, and no task has a thread of its own. Skips (with a
-//! reason) where no simulated brick can be mounted.
+//! the tasks interleave, and no task has a thread of its own; the reactor
+//! waits in one `poll(2)` per wake-up (strace-counted). Skips (with a
+//! reason) where no simulated brick can be mounted or strace is missing.
 #![cfg(feature = "async")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
@@ -31,10 +32,11 @@ fn the_multitask_example_runs_on_the_simulated_brick() {
     // The only test in this binary that reads the environment.
     std::env::set_var("EV3SYSFS_ROOT", empty.path());
     multitask::main().unwrap();
-    // async-io's one helper thread, not one per task.
+    // No thread per task, and no helper thread either: the reactor is
+    // block_on's own poll(2) (the simulated brick's threads are the
+    // simulator's).
     let names = thread_names();
-    let helpers = names.iter().filter(|n| *n == "async-io").count();
-    assert!(helpers <= 1, "{names:?}");
+    assert!(!names.iter().any(|n| n == "async-io"), "{names:?}");
 }
 
 #[test]
@@ -47,8 +49,116 @@ fn futures_run_concurrently_on_the_calling_thread() {
         tasks::sleep(Duration::from_millis(ms)).await;
         std::thread::current().id()
     };
-    let ((a, b), c) = block_on(zip(zip(on(200), on(200)), on(200)));
+    let ((a, b), c) = block_on(zip(zip(on(200), on(200)), on(200))).unwrap();
     let took = start.elapsed();
     assert!([a, b, c].iter().all(|t| *t == caller));
     assert!(took < Duration::from_millis(450), "{took:?}");
+}
+
+const CHILD_ENV: &str = "EV3SYSFS_TASKS_STRACE_CHILD";
+const WAIT_MS: u64 = 300;
+
+/// The child: on a simulated brick, waits 300 ms for a running motor to
+/// stop while a button watcher waits too, both futures under one
+/// `block_on`; says which thread waited.
+#[test]
+#[ignore = "started under strace by the test below"]
+fn strace_child() {
+    use ev3sysfs::buttons::Buttons;
+    use ev3sysfs::motor::TachoMotor;
+    use ev3sysfs::screen::Geometry;
+    use ev3sysfs_sim::TachoDriver;
+    if std::env::var_os(CHILD_ENV).is_none() {
+        return;
+    }
+    let Some(tree) = common::ev3_brick() else {
+        eprintln!("SKIPPED: no simulated brick");
+        return;
+    };
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Medium)
+        .unwrap();
+    let Ok(io) = tree.add_brick_io(Geometry::EV3_MONO) else {
+        eprintln!("SKIPPED: the simulated buttons need FUSE");
+        return;
+    };
+    let arm = TachoMotor::find(tree.root(), "outA").unwrap();
+    let buttons = Buttons::open(io.buttons_path()).unwrap();
+    arm.run_forever(100).unwrap();
+    println!("WAITER {}", nix::unistd::gettid());
+    let outcome = block_on(tasks::or(
+        async {
+            tasks::motor_until(&arm, |s| !s.running(), Duration::from_millis(WAIT_MS))
+                .await
+                .map(drop)
+        },
+        async { tasks::button_pressed(&buttons, None).await.map(drop) },
+    ))
+    .unwrap();
+    assert!(
+        matches!(outcome, Err(ev3sysfs::Error::Timeout { .. })),
+        "{outcome:?}"
+    );
+    arm.stop().unwrap();
+}
+
+/// The reactor makes one `poll(2)` per wake-up, on both futures'
+/// descriptors at once (the motor's `state` with POLLPRI, the buttons with
+/// POLLIN), with a timeout of at least 1 ms: no busy loop, no timer thread.
+#[test]
+fn one_poll_per_wake_up_and_no_busy_loop() {
+    if common::ev3_brick().is_none() {
+        return;
+    }
+    let Some(lines) = common::traced_waiter("strace_child", CHILD_ENV) else {
+        return;
+    };
+    // 10 ms re-check period off sysfs: about 30 wake-ups in 300 ms.
+    let (window, polls) = common::wait_polls(&lines, 2, WAIT_MS, 10);
+    assert!(polls.iter().all(|p| p.contains("POLLIN")), "{polls:#?}");
+    // Between two polls: the motor's look (one pread of `state`) and a
+    // clock read or two where the clock is a syscall; nothing else.
+    let others = window.len() - polls.len();
+    assert!(
+        others <= 3 * polls.len(),
+        "{others} other syscalls for {} polls: {window:#?}",
+        polls.len()
+    );
+    // And the waiting thread started no thread for the tasks.
+    assert!(
+        !window.iter().any(|l| l.starts_with("clone")),
+        "{window:#?}"
+    );
+}
+
+#[test]
+fn block_on_reports_instead_of_panicking_or_hanging() {
+    // Inside another block_on on the same thread: an error, not a panic.
+    let nested = block_on(async { block_on(async { 1 }) }).unwrap();
+    assert!(nested.is_err(), "{nested:?}");
+    // Pending on nothing the reactor knows: it would never wake.
+    let never = block_on(std::future::pending::<()>());
+    assert!(never.is_err(), "{never:?}");
+    println!("{}", never.unwrap_err());
+    // And the thread's reactor works again afterwards.
+    block_on(tasks::sleep(Duration::from_millis(5))).unwrap();
+}
+
+#[test]
+fn a_touch_future_wakes_when_the_sensor_is_pressed() {
+    use ev3sysfs::sensor::TouchSensor;
+    use ev3sysfs_sim::SensorDriver;
+    let Some(tree) = common::ev3_brick() else {
+        return;
+    };
+    let device = tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();
+    let touch = TouchSensor::find(tree.root(), "in1").unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(50));
+            device.set_int("value0", 1).unwrap();
+        });
+        let start = Instant::now();
+        block_on(tasks::touch(&touch, true)).unwrap().unwrap();
+        assert!(start.elapsed() >= Duration::from_millis(40));
+    });
 }

@@ -2,8 +2,8 @@
 //! world's gyro drifts; a still robot reports it; a gyro-held 1000 mm
 //! straight with the drift measured and taken out ends within 20 mm of its
 //! line; the calibrated line follower completes a lap of the `line`
-//! track. (The world has no dragged-wheel friction yet: the dragged wheel
-//! is tested in tests/drive_held.rs by holding a wheel still in bursts.)
+//! track. (A dragged wheel, the world's `drag`, is tests/world_drag.rs;
+//! tests/drive_held.rs holds a wheel still in bursts.)
 //! Skips (with a reason) where no simulated brick can be mounted.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -13,8 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ev3sysfs::drive::DriveBase;
-use ev3sysfs::motor::{Finished, TachoMotor};
+use ev3sysfs::motor::Finished;
 use ev3sysfs::sensor::{ColorSensor, GyroSensor};
 use ev3sysfs::units::{Degrees, Millimetres};
 use ev3sysfs::Error;
@@ -43,16 +42,6 @@ fn world(spec: &WorldSpec) -> Option<(Arc<MockTree>, RealtimeSim)> {
     Some((tree, sim.run_realtime()))
 }
 
-fn base(tree: &MockTree) -> DriveBase {
-    DriveBase::new(
-        TachoMotor::large(tree.root(), "outB").unwrap(),
-        TachoMotor::large(tree.root(), "outC").unwrap(),
-        Millimetres(56),
-        Millimetres(112),
-    )
-    .unwrap()
-}
-
 #[test]
 fn a_still_robot_with_a_drifting_gyro_is_told_so() {
     let Some((tree, _sim)) = drifting(2.0) else {
@@ -69,7 +58,7 @@ fn gyro_held_1000_mm_straight_with_drift_on_ends_on_its_line() {
     let Some((tree, sim)) = drifting(2.0) else {
         return;
     };
-    let base = base(&tree)
+    let base = common::drive_base(&tree)
         .with_gyro(GyroSensor::find(tree.root(), "in2").unwrap())
         .unwrap();
     let drift = base.measure_gyro_drift(Duration::from_secs(2)).unwrap();
@@ -94,7 +83,7 @@ fn the_line_follower_completes_a_lap_of_the_track() {
     let Some((tree, sim)) = world(&spec) else {
         return;
     };
-    let base = base(&tree);
+    let base = common::drive_base(&tree);
     let light = ColorSensor::find(tree.root(), "in3").unwrap();
     let calibration = base.calibrate_line(&light, Degrees(25)).unwrap();
     println!("calibration: {calibration:?}");

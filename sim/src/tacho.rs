@@ -26,7 +26,9 @@
 //!   shows `stalled`, also at speed setpoint 0 (and `overloaded` when
 //!   speed-regulated toward a non-zero target).
 //!
-//! No load, inertia, battery or PID model; no linear actuators.
+//! * A load (the world's `drag`) slows the shaft: see `tacho_load.rs`.
+//!
+//! No inertia, battery or full PID model; no linear actuators.
 
 use std::time::Duration;
 
@@ -160,6 +162,8 @@ pub(crate) struct TachoMotor {
     /// plug-in: writing `position` or `reset` moves the counter, not the
     /// shaft or its end stops.
     counter_offset: f64,
+    /// Friction on the shaft and the speed PID's answer to it.
+    load: Load,
 }
 
 impl TachoMotor {
@@ -190,6 +194,7 @@ impl TachoMotor {
             shown_state: String::new(),
             wanted: 0.0,
             counter_offset: 0.0,
+            load: Load::default(),
         }
     }
 
@@ -232,6 +237,13 @@ impl TachoMotor {
     /// frame), also while blocked.
     pub(crate) fn wanted_speed(&self) -> f64 {
         self.wanted
+    }
+
+    /// Puts a load of `drag` (a fraction of the stall torque, 0..=1) on the
+    /// shaft: friction the speed PID makes up for up to its limit, and a
+    /// duty cycle does not (see `tacho_load.rs`).
+    pub(crate) fn set_drag(&mut self, drag: f64) {
+        self.load.set_drag(drag);
     }
 
     /// Holds the motor still (a wall, a hand) or lets it go.
@@ -406,6 +418,9 @@ impl TachoMotor {
     }
 
     fn start_run(&mut self) {
+        if !self.running() {
+            self.load.restart();
+        }
         self.holding = None;
         self.driver_ramping = false;
         self.still_for = Duration::ZERO;
@@ -461,7 +476,8 @@ impl TachoMotor {
                     self.speed = 0.0;
                     return;
                 }
-                let v = self.speed.abs() - self.decel * STEP_S;
+                let decel = self.load.coast_decel(self.decel, self.max_speed);
+                let v = self.speed.abs() - decel * STEP_S;
                 self.speed = if v <= 0.0 {
                     0.0
                 } else {
@@ -495,12 +511,15 @@ impl TachoMotor {
             Run::ToPos { target } => self.run_to_pos_speed(target, ramp_speed),
         };
         self.wanted = target;
-        let dv = target - self.speed;
+        let reach = self
+            .load
+            .reachable(target, self.regulated(), self.max_speed, STEP_S);
+        let dv = reach - self.speed;
         let max_dv = self.max_speed * 20.0 * STEP_S;
         self.speed = if dv.abs() > max_dv {
             self.speed + max_dv * dv.signum()
         } else {
-            target
+            reach
         };
         if self.blocked {
             self.speed = 0.0;
@@ -584,6 +603,10 @@ fn default_pids(driver: TachoDriver) -> [i32; 6] {
     };
     [1000, 60, 0, hold_kp, 0, 0]
 }
+
+#[path = "tacho_load.rs"]
+mod load;
+use load::Load;
 
 #[path = "tacho_sysfs.rs"]
 mod sysfs;

@@ -321,3 +321,32 @@ fn inject_and_unknown_attributes() {
     assert_eq!(store(&mut m, "state", "running"), Err(libc::EACCES));
     assert_eq!(store(&mut m, "power/control", "on"), Ok(2));
 }
+
+#[test]
+fn a_dragged_motor_keeps_its_regulated_speed_up_to_its_limit_but_not_its_duty() {
+    let mut m = motor();
+    m.set_drag(0.3);
+    set(&mut m, "speed_sp", "420");
+    set(&mut m, "command", "run-forever");
+    run(&mut m, 20);
+    // The speed PID has not learnt the load yet: behind.
+    let early: i64 = show(&m, "speed").trim().parse().expect("speed");
+    assert!(early < 200, "{early}");
+    run(&mut m, 1000);
+    assert_eq!(show(&m, "speed"), "420\n");
+    // Beyond (1 - 0.3) x 1050 = 735 it cannot.
+    set(&mut m, "speed_sp", "1000");
+    set(&mut m, "command", "run-forever");
+    run(&mut m, 1000);
+    assert_eq!(show(&m, "speed"), "735\n");
+    // A duty cycle is never made up for: (0.6 - 0.3) x 1050.
+    set(&mut m, "duty_cycle_sp", "60");
+    set(&mut m, "command", "run-direct");
+    run(&mut m, 1000);
+    assert_eq!(show(&m, "speed"), "315\n");
+    // Coasting from there stops sooner than a free motor does (0.3 s at
+    // full speed): 315 / (3500 + 6300) counts/s² is about 32 ms.
+    set(&mut m, "command", "stop");
+    run(&mut m, 40);
+    assert_eq!(show(&m, "speed"), "0\n");
+}

@@ -41,11 +41,15 @@
 //! ```
 
 mod held;
+mod hold;
 mod line;
 mod odometry;
 mod tank;
 
-pub use held::{FINAL_MM, HOLD_PERIOD};
+pub use held::HOLD_PERIOD;
+pub use hold::FINAL_MM;
+#[cfg(feature = "async")]
+pub(crate) use hold::{Hold, Step};
 pub use line::{line_pid, LineCalibration};
 
 use crate::clock::Instant;

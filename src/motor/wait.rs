@@ -9,6 +9,19 @@ use super::State;
 use crate::error::{Error, Result};
 
 impl TachoMotor {
+    /// The error of a wait on `state` that ended after `waited`, with the
+    /// state last seen.
+    pub(crate) fn state_timeout(&self, state: State, waited: Duration) -> Error {
+        Error::Timeout {
+            what: format!(
+                "{} on {} (state: [{state}])",
+                self.driver_name(),
+                self.address()
+            ),
+            waited,
+        }
+    }
+
     /// Waits until `done(state)` holds, for at most `timeout`, and returns
     /// that state. Sleeps in `poll(POLLPRI)` on `state` (the kernel checks
     /// it every 50 ms and may not notify), re-reading at least every 100 ms;
@@ -34,14 +47,7 @@ impl TachoMotor {
             }
             let left = timeout.saturating_sub(start.elapsed());
             if left.is_zero() {
-                return Err(Error::Timeout {
-                    what: format!(
-                        "{} on {} (state: [{state}])",
-                        self.driver_name(),
-                        self.address()
-                    ),
-                    waited: start.elapsed(),
-                });
+                return Err(self.state_timeout(state, start.elapsed()));
             }
             self.state_attribute().wait_for_change(left.min(period))?;
         }

@@ -359,6 +359,20 @@ impl Sensor {
         }
     }
 
+    /// The attribute `value<index>` (for a wait on its descriptor).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for an index beyond `value7`; open errors.
+    #[cfg(feature = "async")]
+    pub(crate) fn value_attribute(&self, index: usize) -> Result<&crate::attr::Attribute> {
+        let name = value_name(index).ok_or_else(|| Error::Unsupported {
+            path: self.device.dir().join(format!("value{index}")),
+            operation: crate::error::Operation::Read,
+            source: std::io::Error::from_raw_os_error(libc::ENXIO),
+        })?;
+        self.device.attribute(name)
+    }
+
     /// `value<index>` with the mode's `decimals`.
     ///
     /// # Errors

@@ -405,3 +405,112 @@ pub fn real_time_keeps_up() -> bool {
     }
     host
 }
+
+/// Runs the ignored child test `child` of this binary under `strace -f`
+/// with `env` set; the child prints `WAITER <tid>` before it waits. Returns
+/// the waiter thread's syscall lines (a call another thread interrupted,
+/// which strace splits into "<unfinished ...>" and "<... resumed>", counted
+/// once), or `None` after a printed skip (not the host architecture, no
+/// strace, the child skipped).
+pub fn traced_waiter(child: &str, env: &str) -> Option<Vec<String>> {
+    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
+        skip("strace tests run on the host architecture only");
+        return None;
+    }
+    if Command::new("strace").arg("-V").output().is_err() {
+        skip("strace is not installed (apt-get install strace)");
+        return None;
+    }
+    let tmp = TempDir::new("waiter-strace");
+    let log = tmp.path().join("trace");
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-o"])
+        .arg(&log)
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            child,
+            "--exact",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(env, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let Some(tid) = marker_line(&stdout, "WAITER ").and_then(|l| l.split(' ').nth(1)) else {
+        skip(&format!("the child skipped: {stdout}{stderr}"));
+        return None;
+    };
+    let trace = fs::read_to_string(&log).unwrap();
+    Some(
+        trace
+            .lines()
+            .filter_map(|l| l.strip_prefix(tid))
+            .map(str::trim_start)
+            .filter(|l| !l.starts_with("<..."))
+            .map(str::to_owned)
+            .collect(),
+    )
+}
+
+/// The syscalls of a waiter (from [`traced_waiter`]) from its first `poll`
+/// asking for `POLLPRI` to its last, and those polls. Checks that there
+/// are at most `wait_ms / period_ms + 3` (no busy loop), each on `fds`
+/// descriptors with a timeout of at least 1 ms (a 0 ms poll spins).
+pub fn wait_polls(
+    lines: &[String],
+    fds: usize,
+    wait_ms: u64,
+    period_ms: u64,
+) -> (Vec<&str>, Vec<&str>) {
+    let is_wait_poll = |l: &str| l.starts_with("poll(") && l.contains("POLLPRI");
+    let first = lines.iter().position(|l| is_wait_poll(l)).unwrap();
+    let last = lines.iter().rposition(|l| is_wait_poll(l)).unwrap();
+    let window: Vec<&str> = lines[first..=last].iter().map(String::as_str).collect();
+    let polls: Vec<&str> = window
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("poll("))
+        .collect();
+    let most = usize::try_from(wait_ms / period_ms).unwrap() + 3;
+    println!(
+        "{} polls in {wait_ms} ms, {} syscalls in the window",
+        polls.len(),
+        window.len()
+    );
+    assert!(
+        polls.len() <= most,
+        "busy loop: {} polls: {polls:?}",
+        polls.len()
+    );
+    let count = format!("], {fds}, ");
+    for p in &polls {
+        // poll([{fd=.., events=POLLPRI}, ...], 3, 10) = 0 (Timeout)
+        assert!(p.contains(&count), "one poll on all {fds} descriptors: {p}");
+        let timeout: i64 = p
+            .split(&count)
+            .nth(1)
+            .and_then(|t| t.split([')', ' ']).next())
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{p}"));
+        assert!(timeout >= 1, "a zero timeout spins: {p}");
+    }
+    (window, polls)
+}
+
+/// A drive base on the simulated brick's large motors outB (left) and outC
+/// (right): 56 mm wheels, 112 mm apart (the built-in worlds' robot).
+pub fn drive_base(tree: &ev3sysfs_sim::MockTree) -> ev3sysfs::drive::DriveBase {
+    use ev3sysfs::motor::TachoMotor;
+    use ev3sysfs::units::Millimetres;
+    ev3sysfs::drive::DriveBase::new(
+        TachoMotor::large(tree.root(), "outB").unwrap(),
+        TachoMotor::large(tree.root(), "outC").unwrap(),
+        Millimetres(56),
+        Millimetres(112),
+    )
+    .unwrap()
+}

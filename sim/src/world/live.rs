@@ -77,6 +77,8 @@ impl LiveWorld {
         };
         let wheels = spec.drive.as_ref().and_then(|d| {
             let (l, r) = (find(&d.left)?, find(&d.right)?);
+            set_drag(&l, d.drag[0]);
+            set_drag(&r, d.drag[1]);
             Some([(l, 0.0), (r, 0.0)])
         });
         for (port, stops) in &spec.arms {
@@ -151,6 +153,7 @@ impl LiveWorld {
             for (i, wheel) in [&drive.left, &drive.right].iter().enumerate() {
                 if wheel.as_str() == port {
                     wheels[i] = (device.clone(), 0.0);
+                    set_drag(device, drive.drag[i]);
                 }
             }
         }
@@ -456,6 +459,15 @@ impl LiveWorld {
             .fold(f64::INFINITY, f64::min);
         (gap <= NEAR_MM).then_some(gap)
     }
+}
+
+/// Puts a load of `drag` (a fraction of the stall torque) on motor `device`.
+fn set_drag(device: &MockDevice, drag: f64) {
+    let _ = device.with_model(|m, _| {
+        if let Some(motor) = m.as_any_mut().downcast_mut::<TachoMotor>() {
+            motor.set_drag(drag);
+        }
+    });
 }
 
 /// Puts end stops (degrees from where the shaft is now) on motor `device`.

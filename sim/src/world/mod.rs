@@ -22,6 +22,13 @@
 //!   change clockwise positive, plus its drift, from its last reset (a mode
 //!   change or a `direct` write, as python-ev3dev2's `reset()` does).
 //! * Arms are medium (or large) motors with end stops: they stall there.
+//! * A wheel's `drag` is friction as a fraction of its motor's stall
+//!   torque: at duty cycle `d` the wheel turns at `(d − drag) × max_speed`.
+//!   The speed PID (every run command but `run-direct`) learns it back
+//!   within about 0.15 s of each start and then holds its `speed_sp`, up to
+//!   `(1 − drag) × max_speed`; `run-direct` never makes up for it, and a
+//!   coasting wheel stops sooner. Two wheels run at one `speed_sp` (as
+//!   python-ev3dev2's `MoveTank` does) curve toward the dragged one.
 //!
 //! The world runs in simulated time under [`Simulator::step`]
 //! (deterministic: the same program gives the same [trace](LiveWorld::trace_every)),
@@ -69,6 +76,7 @@
 //! axle_track = 112
 //! start = [200, 300, 0]      # x, y, heading
 //! body = { front = 80, back = 60, width = 120 }   # footprint around the axle
+//! drag = [0.3, 0]            # friction on the left, right wheel (default 0)
 //!
 //! [sensors.in1]              # where a sensor sits: default the axle centre
 //! at = [90, 0]               # a touch sensor's tip; a colour sensor's spot

@@ -111,6 +111,8 @@ struct DriveFile {
     start: [f64; 3],
     #[serde(default)]
     body: BodyFile,
+    #[serde(default)]
+    drag: [f64; 2],
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -160,6 +162,9 @@ pub(crate) struct Drive {
     pub(crate) front: f64,
     pub(crate) back: f64,
     pub(crate) width: f64,
+    /// Friction on the left and right wheel, a fraction of the motor's
+    /// stall torque (0..1).
+    pub(crate) drag: [f64; 2],
 }
 
 /// Where a sensor sits on the robot and where it looks.
@@ -360,6 +365,10 @@ impl WorldSpec {
                         return Err(at(span.clone(), field, what));
                     }
                 }
+                if f.drag.iter().any(|d| !(0.0..=1.0).contains(d)) {
+                    let what = "drag must be between 0 and 1 (of the stall torque)".to_owned();
+                    return Err(at(span, "drive.drag", what));
+                }
                 if f.wheel_diameter <= 0.0 || f.axle_track <= 0.0 {
                     let what = "wheel_diameter and axle_track must be positive".to_owned();
                     return Err(at(span, "drive", what));
@@ -377,6 +386,7 @@ impl WorldSpec {
                     front: f.body.front,
                     back: f.body.back,
                     width: f.body.width,
+                    drag: f.drag,
                 })
             }
         };

@@ -58,3 +58,17 @@ fn bad_files_name_the_line_and_field() {
     let e = format!("{:?}", WorldSpec::load("no-such-world").err());
     assert!(e.contains("bumper, line"), "{e}");
 }
+
+#[test]
+fn drag_is_a_fraction_of_the_stall_torque() {
+    let text = WorldSpec::builtin_text("empty")
+        .unwrap_or_default()
+        .replace("axle_track = 112", "axle_track = 112\ndrag = [0.3, 0]");
+    let spec = WorldSpec::parse(&text, Path::new("w.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(spec.drive.map(|d| d.drag), Some([0.3, 0.0]));
+    let e = error(&text.replace("drag = [0.3, 0]", "drag = [1.5, 0]"));
+    assert!(
+        e.contains("drive.drag") && e.contains("between 0 and 1"),
+        "{e}"
+    );
+}

@@ -6,7 +6,7 @@
 //! use ev3sysfs::prelude::*;
 //! use ev3sysfs::tasks::{self, block_on, or, zip};
 //! # fn demo(arm: &TachoMotor, base: &DriveBase, buttons: &ev3sysfs::buttons::Buttons) -> Result<()> {
-//! block_on(async {
+//! let outcome = block_on(async {
 //!     let arm_moves = tasks::run_angle(arm, DegPerSec(500), Degrees(90), Then::Hold);
 //!     let square_side = tasks::straight(base, Millimetres(300));
 //!     let both = async {
@@ -19,62 +19,90 @@
 //!         Ok("aborted")
 //!     };
 //!     or(both, abort).await
-//! })?;
+//! })??;
+//! println!("{outcome}");
 //! # Ok(()) }
 //! ```
 //!
 //! # The runtime, and why
-//! [`block_on`] is `async_io::block_on`: it runs the future on the calling
-//! thread and drives async-io's reactor (epoll) and timers there while it
-//! waits, so tasks never get a thread of their own: async-io adds one
-//! helper thread ("async-io") at first use, which idles while `block_on`
-//! drives the reactor, whatever the number of tasks. The combinators
-//! ([`zip`], [`or`]: the first of two to finish, the other dropped) are futures-lite's. Both are smol's building
-//! blocks, maintained, free of `unsafe` in this crate's use, and far smaller
-//! than a multi-threaded runtime (no thread pool on a one-core, 64 MB brick).
-//! Measured: one program waiting for a move or a button press is 350 728
-//! bytes with [`crate::wait::WaitAny`] and 400 200 bytes with these futures
-//! (static armv5te release build, `scripts/cargo-armv5te build --release`):
-//! the runtime costs about 48 KiB.
+//! [`block_on`] is this crate's own small reactor (`tasks/reactor.rs`): it
+//! runs the future on the calling thread and, while it is pending, makes
+//! **one `poll(2)` per wake-up** on every descriptor its waits registered,
+//! with the earliest of their deadlines as the timeout. No thread is
+//! started (not even a helper), no epoll instance, and no panic path: a
+//! `poll` error comes back as an [`Error`]. The combinators ([`zip`],
+//! [`or`]: the first of two to finish, the other dropped) are
+//! futures-lite's (without its `std` feature: its dependencies are
+//! futures-core and pin-project-lite alone). The futures here wait only
+//! under [`block_on`]; polled by another executor, each wait blocks its
+//! thread in a `poll(2)` of its own (correct, not concurrent). A waker
+//! woken from another thread is seen at the next wake-up (at the latest
+//! the earliest deadline: every wait here has one).
+//!
+//! Measured (static armv5te release builds, `scripts/cargo-armv5te build
+//! --release`, a program that waits for a move or a button press): 338 520
+//! bytes with these futures, 343 760 with [`crate::wait::WaitAny`], 400 264
+//! with the async-io runtime this module used before.
 //!
 //! # How the futures wait
-//! Button futures sleep in epoll on the input device (`POLLIN`: woken by
-//! the press itself). A sysfs attribute is always "readable" to epoll and
-//! its `POLLPRI` is not what async-io waits for, so motor states and sensor
-//! values are re-read on a timer: every [`MOTOR_PERIOD`] and
-//! [`SENSOR_PERIOD`] on a brick (ev3dev checks `state` every 50 ms), every
-//! 10 ms elsewhere. Each re-read is one `pread`; between them the thread
-//! sleeps in the reactor.
+//! * Motors: `POLLPRI` on the motor's `state` (a drive base: both wheels'),
+//!   which ev3dev notifies when the flags change; since it checks them at
+//!   most every 50 ms and may not notify at all, every wait also re-reads
+//!   `state` every [`MOTOR_PERIOD`] on a brick (10 ms elsewhere).
+//! * Buttons: `POLLIN` on the input device: the press itself wakes the
+//!   wait (re-checked every [`BUTTON_PERIOD`] anyway).
+//! * Sensor values: `POLLPRI` on the value file (most drivers never
+//!   notify), re-read every [`SENSOR_PERIOD`].
+//! * [`straight`] holds its heading as [`DriveBase::straight`] does: it
+//!   corrects both wheels every [`HOLD_PERIOD`](crate::drive::HOLD_PERIOD)
+//!   on the reactor's timer.
+//!
+//! Each re-read is one `pread`; between wake-ups the thread sleeps in
+//! `poll(2)`.
 
-use std::future::Future;
-use std::time::{Duration, Instant};
+mod reactor;
+
+use std::os::fd::AsFd;
+use std::time::Duration;
 
 pub use futures_lite::future::{or, zip};
+pub use reactor::block_on;
+
+use crate::clock::Instant;
+use reactor::WakeUp;
 
 use crate::buttons::{Action, Button, Buttons};
-use crate::drive::DriveBase;
+use crate::drive::{DriveBase, Hold, Step};
 use crate::error::{Error, Result};
 use crate::motor::{Finished, State, TachoMotor, Then};
 use crate::sensor::{Sensor, TouchSensor};
 use crate::units::{Degrees, Millimetres, Speed};
 use crate::wait::Threshold;
 
-/// How often a motor's `state` is re-read on a brick.
-pub const MOTOR_PERIOD: Duration = Duration::from_millis(20);
+/// How often a motor's `state` is re-read on a brick when no notification
+/// came (as [`crate::wait::WaitAny::MOTOR_PERIOD`]).
+pub const MOTOR_PERIOD: Duration = Duration::from_millis(100);
 /// How often a sensor value is re-read on a brick.
 pub const SENSOR_PERIOD: Duration = Duration::from_millis(10);
+/// How often a button wait looks at the input device when it did not
+/// wake.
+pub const BUTTON_PERIOD: Duration = Duration::from_secs(1);
 /// The re-read period elsewhere than sysfs (the simulated brick).
 const OTHER_PERIOD: Duration = Duration::from_millis(10);
 
-/// Runs `future` to completion on this thread, driving the timers and the
-/// input devices it waits on (async-io's reactor).
-pub fn block_on<T>(future: impl Future<Output = T>) -> T {
-    async_io::block_on(future)
+/// Sleeps `duration` without blocking the other tasks (a deadline in the
+/// reactor).
+pub async fn sleep(duration: Duration) {
+    // A wait without a descriptor cannot fail in the reactor; outside it,
+    // an interrupted sleep ends early.
+    let _ = WakeUp::new(None, 0, Instant::now() + duration).await;
 }
 
-/// Sleeps `duration` without blocking the other tasks.
-pub async fn sleep(duration: Duration) {
-    async_io::Timer::after(duration).await;
+/// Until `motor`'s `state` is notified or `period` passes (at most
+/// `deadline`).
+async fn state_changed(motor: &TachoMotor, period: Duration, deadline: Instant) -> Result<()> {
+    let at = deadline.min(Instant::now() + period);
+    WakeUp::new(Some(motor.state_attribute().as_fd()), libc::POLLPRI, at).await
 }
 
 fn motor_period(motor: &TachoMotor) -> Duration {
@@ -103,16 +131,9 @@ pub async fn motor_until(
         }
         let left = timeout.saturating_sub(start.elapsed());
         if left.is_zero() {
-            return Err(Error::Timeout {
-                what: format!(
-                    "{} on {} (state: [{state}])",
-                    motor.driver_name(),
-                    motor.address()
-                ),
-                waited: start.elapsed(),
-            });
+            return Err(motor.state_timeout(state, start.elapsed()));
         }
-        sleep(left.min(period)).await;
+        state_changed(motor, period, start + timeout).await?;
     }
 }
 
@@ -169,6 +190,7 @@ pub async fn run_target(
 async fn finish_drive(base: &DriveBase) -> Result<Finished> {
     let period = motor_period(base.left());
     let start = Instant::now();
+    let deadline = start + crate::motor::STALL_WAIT_LIMIT;
     let grace = if base.left().is_sysfs() {
         Duration::ZERO
     } else {
@@ -188,17 +210,38 @@ async fn finish_drive(base: &DriveBase) -> Result<Finished> {
                 waited: start.elapsed(),
             });
         }
-        sleep(period).await;
+        // Either wheel's notification (or the period) wakes it.
+        or(
+            state_changed(base.left(), period, deadline),
+            state_changed(base.right(), period, deadline),
+        )
+        .await?;
     }
 }
 
-/// [`DriveBase::straight`] as a future (encoders only: the blocking
-/// version is the one that holds a gyro heading).
+/// [`DriveBase::straight`] as a future: the heading held the same way
+/// (gyro or encoders, corrected every
+/// [`HOLD_PERIOD`](crate::drive::HOLD_PERIOD) on the reactor's timer), so
+/// a dragged wheel does not bend it; the other tasks run in between.
 ///
 /// # Errors
 /// As [`DriveBase::straight`].
 pub async fn straight(base: &DriveBase, distance: Millimetres) -> Result<Finished> {
-    base.start_straight(distance)?;
+    let Some(mut hold) = Hold::begin(base, distance)? else {
+        base.start_straight(distance)?;
+        return finish_drive(base).await;
+    };
+    let mut next = Instant::now();
+    loop {
+        match hold.step(base)? {
+            Step::Go => {}
+            Step::Stalled => return Ok(Finished::Stalled),
+            Step::Final => break,
+        }
+        next += crate::drive::HOLD_PERIOD;
+        WakeUp::new(None, 0, next).await?;
+    }
+    hold.finish(base)?;
     finish_drive(base).await
 }
 
@@ -212,28 +255,22 @@ pub async fn turn(base: &DriveBase, angle: Degrees) -> Result<Finished> {
 }
 
 /// Waits until `button` (any for `None`) is pressed after the call, and
-/// says which. Sleeps in the reactor on the input device: the press wakes
-/// it. Drops the events queued on `buttons` before the call.
-///
-/// Only one future at a time may wait on one [`Buttons`] (epoll takes a
-/// descriptor once): open one [`Buttons`] per watcher.
+/// says which. Sleeps in the reactor on the input device (`POLLIN`: the
+/// press wakes it). Drops the events queued on `buttons` before the call;
+/// two watchers on one [`Buttons`] share (and consume) its events.
 ///
 /// # Errors
-/// Read errors ([`Error::Disconnected`]); registering the descriptor.
+/// Read errors ([`Error::Disconnected`]); a `poll` error.
 pub async fn button_pressed(buttons: &Buttons, button: Option<Button>) -> Result<Button> {
     while buttons.next_event(Some(Duration::ZERO))?.is_some() {}
-    let watched = async_io::Async::new(buttons)
-        .map_err(|e| Error::from_io(buttons.path(), crate::error::Operation::Poll, None, e))?;
     loop {
         while let Some(event) = buttons.next_event(Some(Duration::ZERO))? {
             if event.action == Action::Pressed && button.is_none_or(|b| b == event.button) {
                 return Ok(event.button);
             }
         }
-        watched
-            .readable()
-            .await
-            .map_err(|e| Error::from_io(buttons.path(), crate::error::Operation::Poll, None, e))?;
+        let at = Instant::now() + BUTTON_PERIOD;
+        WakeUp::new(Some(buttons.as_fd()), libc::POLLIN, at).await?;
     }
 }
 
@@ -243,21 +280,19 @@ pub async fn button_pressed(buttons: &Buttons, button: Option<Button>) -> Result
 /// # Errors
 /// Read errors.
 pub async fn sensor_value(sensor: &Sensor, index: usize, threshold: Threshold) -> Result<i32> {
-    let period = if sensor
-        .device()
-        .attribute("value0")
-        .is_ok_and(|a| a.backing() == crate::Backing::Sysfs)
-    {
+    let attribute = sensor.value_attribute(index)?;
+    let period = if attribute.backing() == crate::Backing::Sysfs {
         SENSOR_PERIOD
     } else {
         OTHER_PERIOD
     };
     loop {
-        let value = sensor.value(index)?;
+        let value = attribute.read_int()?;
         if threshold.holds(value) {
             return Ok(value);
         }
-        sleep(period).await;
+        let at = Instant::now() + period;
+        WakeUp::new(Some(attribute.as_fd()), libc::POLLPRI, at).await?;
     }
 }
 
