@@ -8,9 +8,10 @@
 //! `run-to-abs-pos` of both wheels to the same distance, sent back to back:
 //! they stop together, on target.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{cpr, DriveBase, SLACK};
+use crate::clock::Instant;
 use crate::error::{Error, Result};
 use crate::motor::{Command, Finished, TachoMotor};
 use crate::units::{scale32, Millimetres};
