@@ -105,10 +105,35 @@ fn clock_child() {
     }
 }
 
-/// The syscall names of the child's measuring thread between its markers,
-/// with the shim when one builds; `None` (after saying why) where the
-/// child cannot be traced.
-fn traced(mode: &str) -> Option<(Tracer, Vec<String>, bool, String)> {
+/// The child's measuring thread between its markers: its syscall names
+/// and what they count.
+struct Window {
+    tracer: Tracer,
+    calls: Vec<String>,
+    /// Every clock read is a syscall the trace shows (no vDSO, the shim,
+    /// qemu-user).
+    visible: bool,
+    stdout: String,
+    clock: usize,
+    polls: usize,
+}
+
+impl Window {
+    /// What the count means here.
+    fn how(&self) -> &'static str {
+        match (self.tracer, self.visible) {
+            (Tracer::Qemu, _) => "qemu-user -strace, no vDSO: every read a syscall",
+            (Tracer::Strace, true) => "strace; no vDSO or the preload shim: every read a syscall",
+            (Tracer::Strace, false) => {
+                "strace; the vDSO answers clock_gettime here without a syscall: 0 counted"
+            }
+        }
+    }
+}
+
+/// The child in `mode`, traced, with the shim when one is needed and
+/// builds; `None` (after saying why) where the child cannot be traced.
+fn traced(mode: &str) -> Option<Window> {
     let shim = ClockShim::build();
     let exe = std::env::current_exe().unwrap();
     let trace = Trace::run(
@@ -125,42 +150,36 @@ fn traced(mode: &str) -> Option<(Tracer, Vec<String>, bool, String)> {
     )?;
     trace.assert_success();
     let stdout = String::from_utf8_lossy(&trace.output.stdout).into_owned();
-    if stdout.contains(NO_BRICK) {
-        return Some((trace.tracer, Vec::new(), false, stdout));
-    }
-    let calls = trace.window(BEGIN, END);
-    let visible = trace.tracer == Tracer::Qemu || shim.is_some() || !has_vdso();
-    Some((trace.tracer, calls, visible, stdout))
-}
-
-/// Says what the count means here.
-fn how(tracer: Tracer, visible: bool) -> &'static str {
-    match (tracer, visible) {
-        (Tracer::Qemu, _) => "qemu-user -strace, no vDSO: every read a syscall",
-        (Tracer::Strace, true) => "strace; no vDSO or the preload shim: every read a syscall",
-        (Tracer::Strace, false) => {
-            "strace; the vDSO answers clock_gettime here without a syscall: 0 counted"
-        }
-    }
+    let calls = if stdout.contains(NO_BRICK) {
+        Vec::new()
+    } else {
+        trace.window(BEGIN, END)
+    };
+    Some(Window {
+        tracer: trace.tracer,
+        visible: trace.tracer == Tracer::Qemu || shim.is_some() || !has_vdso(),
+        clock: clock_calls(&calls),
+        polls: calls.iter().filter(|c| c.contains("poll")).count(),
+        calls,
+        stdout,
+    })
 }
 
 #[test]
 fn one_syscall_per_clock_read_at_most() {
-    let Some((tracer, calls, visible, _)) = traced("reads") else {
-        return;
-    };
-    let clock = clock_calls(&calls);
+    let Some(w) = traced("reads") else { return };
     say(&format!(
-        "{clock} clock syscalls for {READS} ev3sysfs::clock reads ({})",
-        how(tracer, visible)
+        "{} clock syscalls for {READS} ev3sysfs::clock reads ({})",
+        w.clock,
+        w.how()
     ));
-    assert!(clock <= READS, "{calls:?}");
-    if visible {
+    assert!(w.clock <= READS, "{:?}", w.calls);
+    if w.visible {
         // Every read is seen: the count measures something.
-        assert_eq!(clock, READS, "{calls:?}");
+        assert_eq!(w.clock, READS, "{:?}", w.calls);
     }
-    if tracer == Tracer::Strace {
-        assert_eq!(calls.len(), clock, "nothing else: {calls:?}");
+    if w.tracer == Tracer::Strace {
+        assert_eq!(w.calls.len(), w.clock, "nothing else: {:?}", w.calls);
     }
 }
 
@@ -168,29 +187,25 @@ fn one_syscall_per_clock_read_at_most() {
 /// syscalls a read); reported, not asserted.
 #[test]
 fn std_clock_reads_for_comparison() {
-    let Some((tracer, calls, visible, _)) = traced("std") else {
-        return;
-    };
+    let Some(w) = traced("std") else { return };
     say(&format!(
         "std::time::Instant::now(): {} clock syscalls for {READS} reads ({})",
-        clock_calls(&calls),
-        how(tracer, visible)
+        w.clock,
+        w.how()
     ));
 }
 
 #[test]
 fn a_wait_within_one_poll_slice_reads_no_clock() {
-    let Some((tracer, calls, visible, _)) = traced("waits") else {
-        return;
-    };
-    let clock = clock_calls(&calls);
-    let polls = calls.iter().filter(|c| c.contains("poll")).count();
+    let Some(w) = traced("waits") else { return };
     say(&format!(
-        "{WAITS} waits of 1 ms: {clock} clock syscalls, {polls} polls ({})",
-        how(tracer, visible)
+        "{WAITS} waits of 1 ms: {} clock syscalls, {} polls ({})",
+        w.clock,
+        w.polls,
+        w.how()
     ));
-    assert_eq!(polls, WAITS, "{calls:?}");
-    assert_eq!(clock, 0, "{calls:?}");
+    assert_eq!(w.polls, WAITS, "{:?}", w.calls);
+    assert_eq!(w.clock, 0, "{:?}", w.calls);
 }
 
 /// Issue 19: nothing is read between a wait's quiet `poll` slices (a read
@@ -199,20 +214,17 @@ fn a_wait_within_one_poll_slice_reads_no_clock() {
 /// deadline's).
 #[test]
 fn a_wait_of_several_slices_polls_and_reads_the_clock_only() {
-    let Some((tracer, calls, visible, _)) = traced("long-wait") else {
-        return;
-    };
-    let clock = clock_calls(&calls);
-    let polls = calls.iter().filter(|c| c.contains("poll")).count();
+    let Some(w) = traced("long-wait") else { return };
+    let (calls, polls, clock) = (&w.calls, w.polls, w.clock);
     say(&format!(
         "a {LONG_WAIT:?} wait: {polls} polls, {clock} clock syscalls ({}); calls {calls:?}",
-        how(tracer, visible)
+        w.how()
     ));
     // Three slices, fewer when the machine is slow to wake the waiter.
     assert!((1..=3).contains(&polls), "{calls:?}");
     // The deadline, then one look at the time left per quiet slice.
     assert!(clock <= polls + 1, "{calls:?}");
-    if tracer == Tracer::Strace {
+    if w.tracer == Tracer::Strace {
         assert_eq!(
             calls.len(),
             polls + clock,
@@ -228,18 +240,17 @@ fn a_motor_state_wait_reads_the_clock_once_per_wake_up() {
             "qemu-user -strace prints the process id only: the simulated brick's threads are not told from the waiter",
         );
     }
-    let Some((tracer, calls, visible, stdout)) = traced("motor-wait") else {
+    let Some(w) = traced("motor-wait") else {
         return;
     };
-    if stdout.contains(NO_BRICK) {
-        return common::skip(&format!("the child had no simulated brick: {stdout}"));
+    if w.stdout.contains(NO_BRICK) {
+        return common::skip(&format!("the child had no simulated brick: {}", w.stdout));
     }
-    let clock = clock_calls(&calls);
-    let polls = calls.iter().filter(|c| c.contains("poll")).count();
+    let (calls, polls, clock) = (&w.calls, w.polls, w.clock);
     say(&format!(
         "a {MOTOR_WAIT_MS} ms motor state wait on the simulated brick: {polls} wake-ups (polls), \
          {clock} clock syscalls ({})",
-        how(tracer, visible)
+        w.how()
     ));
     // 10 ms re-checks off sysfs: about 20 wake-ups, never a busy loop.
     let most = usize::try_from(MOTOR_WAIT_MS / 10).unwrap() + 3;
@@ -247,7 +258,7 @@ fn a_motor_state_wait_reads_the_clock_once_per_wake_up() {
     // The start, one look at the time left per wake-up, the timeout's
     // report; none inside Attribute::wait_for_change.
     assert!(clock <= polls + 3, "{calls:?}");
-    if visible {
+    if w.visible {
         assert!(clock > polls, "every look at the clock is seen: {calls:?}");
     }
 }
