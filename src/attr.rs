@@ -534,8 +534,9 @@ impl Attribute {
     }
 }
 
-/// How long [`Attribute::wait_for_change`] polls before it checks that the
-/// device is still there.
+/// How long one `poll` of [`Attribute::wait_for_change`] lasts at most: the
+/// next one reports a device that went away meanwhile without waking its
+/// pollers.
 pub const UNPLUG_CHECK: Duration = Duration::from_millis(100);
 
 /// Maps an open error; a missing attribute in a device directory that still
