@@ -519,20 +519,28 @@ impl Attribute {
     /// re-read the value after this returns, whatever it returns. A pending
     /// notification is cleared by the next read.
     ///
-    /// The wait is cut into slices of at most [`UNPLUG_CHECK`]: between two
-    /// slices one `pread` checks that the device is still there, so an
-    /// unplug is reported soon even where it wakes no poller.
+    /// The wait is cut into `poll` slices of at most [`UNPLUG_CHECK`]: a
+    /// fresh `poll` on an attribute whose device went away reports
+    /// `POLLERR` at once (kernfs and the simulated brick), so an unplug is
+    /// heard soon even where it wakes no poller. Nothing is read between
+    /// slices: a read rearms the notification (kernfs records the event
+    /// count it shows), so a change landing between a quiet slice and such
+    /// a read would be consumed unseen and the wait would sleep on until
+    /// its timeout. The attribute is read only when `poll` reported
+    /// `POLLERR` (to tell a change from a removal).
     ///
     /// # Errors
     /// [`Error::Disconnected`] when the device went away while waiting.
     pub fn wait_for_change(&self, timeout: Duration) -> Result<bool> {
+        use crate::clock::Instant;
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-        // Beyond what an Instant holds (Duration::MAX): no deadline.
-        let deadline = crate::clock::Instant::now().checked_add(timeout);
+        // The clock is read only for a wait longer than one slice (the
+        // crate's own waits ask for at most one: no clock read here).
+        // `Some(None)`: beyond what an Instant holds (`Duration::MAX`), no
+        // deadline.
+        let deadline = (timeout > UNPLUG_CHECK).then(|| Instant::now().checked_add(timeout));
+        let mut left = timeout;
         loop {
-            let left = deadline.map_or(Duration::MAX, |d| {
-                d.saturating_duration_since(crate::clock::Instant::now())
-            });
             let slice = left.min(UNPLUG_CHECK);
             // Below 65 s: fits in u16 milliseconds.
             let millis = u16::try_from(slice.as_millis()).unwrap_or(u16::MAX);
@@ -543,7 +551,8 @@ impl Attribute {
             let revents = fds[0].revents().unwrap_or(PollFlags::empty());
             if ready > 0 && revents.intersects(PollFlags::POLLPRI | PollFlags::POLLERR) {
                 // kernfs reports POLLERR both for a change and for removal;
-                // a read tells them apart.
+                // a read tells them apart (the caller re-reads the value
+                // anyway, so this read consumes nothing it would miss).
                 if revents.contains(PollFlags::POLLERR) {
                     self.check_present()?;
                 }
@@ -552,8 +561,15 @@ impl Attribute {
             if left <= slice {
                 return Ok(false);
             }
-            // A slice ended quietly: is the device still there?
-            self.check_present()?;
+            // A slice ended quietly: the next poll sees a removal.
+            left = match deadline {
+                Some(Some(d)) => d.saturating_duration_since(Instant::now()),
+                Some(None) => Duration::MAX,
+                None => left.saturating_sub(slice),
+            };
+            if left.is_zero() {
+                return Ok(false);
+            }
         }
     }
 
@@ -578,8 +594,9 @@ impl Attribute {
     }
 }
 
-/// How long [`Attribute::wait_for_change`] polls before it checks that the
-/// device is still there.
+/// How long one `poll` of [`Attribute::wait_for_change`] lasts at most: the
+/// next one reports a device that went away meanwhile without waking its
+/// pollers.
 pub const UNPLUG_CHECK: Duration = Duration::from_millis(100);
 
 /// Maps an open error; a missing attribute in a device directory that still

@@ -33,12 +33,13 @@
 //! wait allocates once (the `poll` array), not per wake-up.
 
 use std::os::fd::{AsFd, BorrowedFd};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 use crate::attr::{Attribute, Backing};
 use crate::buttons::{Action, Button, Buttons};
+use crate::clock::Instant;
 use crate::drive::DriveBase;
 use crate::error::{Error, Operation, Result};
 use crate::motor::{State, TachoMotor};

@@ -132,6 +132,10 @@ fn a_state_change_notifies_pollers() {
     // The crate's wait hears it too.
     let attr = dev.attribute("state").unwrap();
     assert_eq!(attr.backing(), Backing::SimulatedBrick);
+    // The change comes once the waiter has read the state (on one slow
+    // CPU, the ARM guest's, the waiter may take longer than any fixed
+    // sleep to get there): pending or landing during the wait, it is heard.
+    let (read, was_read) = std::sync::mpsc::channel();
     let waiter = std::thread::spawn({
         let root = tree.root().to_path_buf();
         let name = motor.name();
@@ -139,10 +143,13 @@ fn a_state_change_notifies_pollers() {
             let dev = SysfsDevice::open(root, "tacho-motor", &name).unwrap();
             let state = dev.attribute("state").unwrap();
             state.read_string().unwrap();
+            read.send(()).unwrap();
             state.wait_for_change(Duration::from_secs(10)).unwrap()
         }
     });
-    std::thread::sleep(Duration::from_millis(100));
+    was_read.recv().unwrap();
+    // Most often while the waiter sleeps in poll, through a slice's end.
+    std::thread::sleep(ev3sysfs::attr::UNPLUG_CHECK);
     dev.write_str("command", "stop").unwrap();
     assert!(waiter.join().unwrap());
 }

@@ -311,7 +311,7 @@ fn button_events_from_a_recorded_stream() {
     let err = buttons.pressed().unwrap_err();
     assert!(matches!(err, Error::Unsupported { .. }), "{err}");
     // (qemu-user answers ENOSYS for an ioctl it does not pass through.)
-    let qemu = cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64")));
+    let qemu = common::under_qemu_user();
     assert!(
         err.errno() == Some(libc::ENOTTY) || (qemu && err.errno() == Some(libc::ENOSYS)),
         "{err}"

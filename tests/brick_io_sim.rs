@@ -298,11 +298,7 @@ fn simulated_hot_paths_are_one_syscall_each() {
     if cfg!(not(target_arch = "x86_64")) && cfg!(not(target_arch = "aarch64")) {
         return common::skip("strace tests run on the host architecture only");
     }
-    if std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
+    if !common::has_command("strace") {
         return common::skip("strace is not installed (apt-get install strace)");
     }
     if let Err(e) = SimulatedIo::mount(

@@ -29,7 +29,7 @@ fn runs() -> usize {
 /// `var`'s count, else `default` (a tenth under the cross runner, where
 /// every child process starts under qemu).
 fn runs_from(var: &str, default: usize) -> usize {
-    let emulated = std::env::var_os("EV3SYSFS_TEST_RUNNER").is_some_and(|r| !r.is_empty());
+    let emulated = common::under_qemu_user();
     std::env::var(var)
         .ok()
         .and_then(|s| s.parse().ok())

@@ -52,7 +52,7 @@ fn usable() -> bool {
         skip("the scripts run on the host, not under qemu-user");
         return false;
     }
-    if Command::new("flock").arg("--version").output().is_err() {
+    if !common::has_command("flock") {
         skip("util-linux flock is missing");
         return false;
     }

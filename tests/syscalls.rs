@@ -120,7 +120,7 @@ fn traced_window(mode: &str) -> Option<Vec<String>> {
         common::skip("strace tests run on the host architecture only (under qemu-user strace would trace the emulator)");
         return None;
     }
-    if Command::new("strace").arg("-V").output().is_err() {
+    if !common::has_command("strace") {
         common::skip("strace is not installed (apt-get install strace)");
         return None;
     }

@@ -26,7 +26,7 @@ const CHILD_ENV: &str = "EV3SYSFS_HANG_CHILD";
 /// `EV3SYSFS_HANG_RUNS`, else 100 (10 under the cross runner, where every
 /// child process starts under qemu).
 fn runs() -> usize {
-    let emulated = std::env::var_os("EV3SYSFS_TEST_RUNNER").is_some_and(|r| !r.is_empty());
+    let emulated = common::under_qemu_user();
     std::env::var("EV3SYSFS_HANG_RUNS")
         .ok()
         .and_then(|s| s.parse().ok())

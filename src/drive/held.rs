@@ -8,12 +8,13 @@
 //! `run-to-abs-pos` of both wheels to the same distance, sent back to back:
 //! they stop together, on target.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[cfg(doc)]
 use super::hold::FINAL_MM;
 use super::hold::{Hold, Step};
 use super::DriveBase;
+use crate::clock::Instant;
 use crate::error::{Error, Result};
 use crate::motor::Finished;
 use crate::units::Millimetres;

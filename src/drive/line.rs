@@ -4,9 +4,10 @@
 //! a PID on the calibrated value (0 % the line, 100 % the floor, 50 % its
 //! edge) at a fixed 10 ms rate, steering the drive base, for a distance.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::DriveBase;
+use crate::clock::Instant;
 use crate::control::{every, Pid};
 use crate::error::{Error, Result};
 use crate::motor::Finished;

@@ -4,9 +4,10 @@
 //! waits; [`RemoteButtons::tank`] turns the buttons into a joystick-style
 //! tank drive (red: left motor, blue: right motor, as on the LEGO remote).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{InfraredSensor, RemoteButtons};
+use crate::clock::Instant;
 use crate::error::Result;
 use crate::units::Percent;
 

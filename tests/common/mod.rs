@@ -9,6 +9,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod strace;
+
 /// A directory with an unpredictable name (mkdtemp, mode 0700), deleted on
 /// drop.
 pub struct TempDir(PathBuf);
@@ -513,4 +515,59 @@ pub fn drive_base(tree: &ev3sysfs_sim::MockTree) -> ev3sysfs::drive::DriveBase {
         Millimetres(112),
     )
     .unwrap()
+}
+
+/// Whether this test binary runs under qemu-user (`qemu-arm-static`: the
+/// brick build's tests on the host, `scripts/cargo-armv5te test`), not
+/// natively (the host, the ARM guest of `scripts/arm-guest`, a brick).
+/// There strace would trace the emulator, and ioctls qemu does not pass
+/// through answer `ENOSYS`. Told by the cross runner
+/// (`$EV3SYSFS_TEST_RUNNER`, set by `scripts/cargo-armv5te`) or, when
+/// started otherwise (binfmt_misc), by the machine of the system's own
+/// executables (`/proc/1/exe`, else `/bin/sh`: qemu-user hides only this
+/// process's own `/proc/self/exe`) differing from this binary's.
+pub fn under_qemu_user() -> bool {
+    if std::env::var_os("EV3SYSFS_TEST_RUNNER").is_some_and(|r| !r.is_empty()) {
+        return true;
+    }
+    // ELF e_machine of the architectures the tests are built for.
+    let own: u16 = if cfg!(target_arch = "x86_64") {
+        62
+    } else if cfg!(target_arch = "aarch64") {
+        183
+    } else if cfg!(target_arch = "arm") {
+        40
+    } else if cfg!(target_arch = "x86") {
+        3
+    } else {
+        return false;
+    };
+    ["/proc/1/exe", "/bin/sh"]
+        .iter()
+        .find_map(|exe| elf_machine(Path::new(exe)))
+        .is_some_and(|machine| machine != own)
+}
+
+/// `e_machine` of a little-endian ELF file, `None` if it cannot be read.
+fn elf_machine(path: &Path) -> Option<u16> {
+    use std::io::Read;
+    let mut header = [0u8; 20];
+    fs::File::open(path).ok()?.read_exact(&mut header).ok()?;
+    // "\x7fELF", EI_DATA 1: little-endian.
+    if header[..4] != *b"\x7fELF" || header[5] != 1 {
+        return None;
+    }
+    Some(u16::from_le_bytes([header[18], header[19]]))
+}
+
+/// Whether `name` is an executable file in a directory of `$PATH` (a tool
+/// a test starts: strace, flock, qemu-arm-static).
+pub fn has_command(name: &str) -> bool {
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        fs::metadata(dir.join(name))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
 }
