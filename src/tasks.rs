@@ -244,8 +244,7 @@ pub async fn button_pressed(buttons: &Buttons, button: Option<Button>) -> Result
 /// Read errors.
 pub async fn sensor_value(sensor: &Sensor, index: usize, threshold: Threshold) -> Result<i32> {
     let period = if sensor
-        .device()
-        .attribute("value0")
+        .value_attribute(0)
         .is_ok_and(|a| a.backing() == crate::Backing::Sysfs)
     {
         SENSOR_PERIOD

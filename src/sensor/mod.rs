@@ -13,8 +13,10 @@ pub use typed::{
 pub use values::{BinFormat, Scaled};
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
+use crate::attr::Attribute;
 use crate::device::SysfsDevice;
 use crate::discover::{self, DeviceInfo, Query};
 use crate::error::{Error, Result};
@@ -26,17 +28,19 @@ const VALUE_NAMES: [&str; MAX_VALUES] = [
     "value0", "value1", "value2", "value3", "value4", "value5", "value6", "value7",
 ];
 
-/// `value<index>`'s file name, if the class has it (`value0`..`value7`).
-pub(crate) fn value_name(index: usize) -> Option<&'static str> {
-    VALUE_NAMES.get(index).copied()
-}
+/// [`Sensor::seen`] when the mode last seen is none of `modes` (or
+/// being switched).
+const NO_MODE: usize = usize::MAX;
 
-/// What changes with the mode: read again after every mode change.
+/// `mode` is read into a stack buffer of this size; mode names are at most
+/// 11 bytes (UART sensors) and longer values are compared the long way.
+const MODE_BUF: usize = 32;
+
+/// What changes with the mode and is not read on the hot paths: read again
+/// after every mode change.
 #[derive(Debug, Clone, Default)]
 struct ModeInfo {
     mode: String,
-    num_values: usize,
-    decimals: u8,
     units: String,
     format: Option<BinFormat>,
 }
@@ -47,14 +51,25 @@ struct ModeInfo {
 /// `bin_data_format`) is kept for the mode last seen, but the mode itself is
 /// never trusted: other programs switch it too, so [`Sensor::set_mode`] (and
 /// every typed reading that needs a mode) reads `mode` from the device
-/// first (one `pread`) and writes it only when it differs. The `valueN`
-/// files are opened at open and kept open.
+/// first (one `pread`) and writes it only when it differs. `mode` and the
+/// `valueN` files are opened at open (a `valueN` the mode does not have yet,
+/// on first use) and kept open in fields of their own: a reading takes its
+/// file without a lookup by name, then costs one `pread`.
 #[derive(Debug)]
 pub struct Sensor {
     device: SysfsDevice,
     driver_name: String,
     address: String,
     modes: Vec<String>,
+    /// The `mode` attribute.
+    mode_attr: Attribute,
+    /// `value0`..`value7`, each opened once.
+    values: [OnceLock<Attribute>; MAX_VALUES],
+    /// The index in `modes` of the mode this handle last saw, or
+    /// [`NO_MODE`]; `decimals` and `num_values` are that mode's.
+    seen: AtomicUsize,
+    decimals: AtomicU8,
+    num_values: AtomicUsize,
     mode_info: Mutex<ModeInfo>,
 }
 
@@ -90,11 +105,13 @@ impl Sensor {
         let modes = device.read_text("modes", |t| {
             Ok(crate::value::words(t).map(str::to_owned).collect())
         })?;
-        device.preopen(&["mode"])?;
+        let mode_attr = device.open_inferred("mode")?;
         // Open the values there are now; more open on first use.
-        for name in VALUE_NAMES {
-            if device.attribute(name).is_err() {
-                break;
+        let values: [OnceLock<Attribute>; MAX_VALUES] = Default::default();
+        for (slot, name) in values.iter().zip(VALUE_NAMES) {
+            match device.open_inferred(name) {
+                Ok(attr) => drop(slot.set(attr)),
+                Err(_) => break,
             }
         }
         let sensor = Sensor {
@@ -102,6 +119,11 @@ impl Sensor {
             driver_name,
             address,
             modes,
+            mode_attr,
+            values,
+            seen: AtomicUsize::new(NO_MODE),
+            decimals: AtomicU8::new(0),
+            num_values: AtomicUsize::new(0),
             mode_info: Mutex::new(ModeInfo::default()),
         };
         sensor.refresh_mode()?;
@@ -111,16 +133,35 @@ impl Sensor {
     fn refresh_mode(&self) -> Result<()> {
         let d = &self.device;
         let info = ModeInfo {
-            mode: d.read_string("mode")?,
-            num_values: usize::try_from(d.read_int("num_values")?).unwrap_or(0),
-            decimals: u8::try_from(d.read_int("decimals")?).unwrap_or(0),
+            mode: self.mode_attr.read_string()?,
             units: d.read_string("units")?,
             format: d
                 .read_text("bin_data_format", |t| Ok(BinFormat::parse(t)))
                 .unwrap_or(None),
         };
+        let num_values = usize::try_from(d.read_int("num_values")?).unwrap_or(0);
+        let decimals = u8::try_from(d.read_int("decimals")?).unwrap_or(0);
+        let seen = self.modes.iter().position(|m| *m == info.mode);
         *self.lock() = info;
+        self.num_values.store(num_values, Ordering::Relaxed);
+        self.decimals.store(decimals, Ordering::Relaxed);
+        // Last: what the mode's figures belong to.
+        self.seen.store(seen.unwrap_or(NO_MODE), Ordering::Release);
         Ok(())
+    }
+
+    /// Forgets the mode last seen (before switching).
+    fn forget_mode(&self) {
+        self.seen.store(NO_MODE, Ordering::Release);
+        self.lock().mode.clear();
+    }
+
+    /// `true` when `mode` is the mode this handle last saw and one of
+    /// `modes` (one atomic load and a compare).
+    #[inline]
+    fn saw_mode(&self, mode: &str) -> bool {
+        let seen = self.seen.load(Ordering::Acquire);
+        self.modes.get(seen).is_some_and(|m| m == mode)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ModeInfo> {
@@ -155,7 +196,7 @@ impl Sensor {
     /// # Errors
     /// Read errors.
     pub fn current_mode(&self) -> Result<String> {
-        self.device.read_string("mode")
+        self.mode_attr.read_string()
     }
     /// `true` when `mode` is the mode this handle last saw (no allocation,
     /// no syscall).
@@ -164,11 +205,11 @@ impl Sensor {
     }
     /// `num_values` of the current mode.
     pub fn num_values(&self) -> usize {
-        self.lock().num_values
+        self.num_values.load(Ordering::Relaxed)
     }
     /// `decimals` of the current mode.
     pub fn decimals(&self) -> u8 {
-        self.lock().decimals
+        self.decimals.load(Ordering::Relaxed)
     }
     /// `units` of the current mode (may be empty).
     pub fn units(&self) -> String {
@@ -185,10 +226,47 @@ impl Sensor {
     /// the mode when it differs from what this handle last saw. On UART
     /// sensors the write blocks until the sensor answers.
     ///
+    /// In the mode already, this is the `pread` and a compare of bytes on
+    /// the stack (no allocation, no lock).
+    ///
     /// # Errors
     /// [`Error::NotOffered`] without writing; read and write errors (a UART
     /// sensor may answer `EBUSY`, `ETIMEDOUT` or, while re-syncing, `ENODEV`).
+    #[inline]
     pub fn set_mode(&self, mode: &str) -> Result<()> {
+        let mut shown = [0u8; MODE_BUF];
+        let n = self.mode_attr.read_bytes(&mut shown)?;
+        match shown.get(..n) {
+            Some(shown) if n < MODE_BUF => {
+                let on_device = shown.trim_ascii() == mode.as_bytes();
+                if on_device && self.saw_mode(mode) {
+                    return Ok(());
+                }
+                self.switch_mode(mode, on_device)
+            }
+            _ => self.set_mode_long(mode),
+        }
+    }
+
+    /// [`Sensor::set_mode`] when `mode` showed a value too long for the
+    /// stack buffer: compared whole.
+    #[cold]
+    #[inline(never)]
+    fn set_mode_long(&self, mode: &str) -> Result<()> {
+        let on_device = self.mode_attr.read_text(|t| Ok(t.trim() == mode))?;
+        if on_device && self.saw_mode(mode) {
+            return Ok(());
+        }
+        self.switch_mode(mode, on_device)
+    }
+
+    /// [`Sensor::set_mode`] when the device (`on_device`: in `mode` or not)
+    /// or this handle is in another mode: checks that the sensor offers
+    /// it, writes it when the device is in another, and reads the mode's
+    /// figures.
+    #[cold]
+    #[inline(never)]
+    fn switch_mode(&self, mode: &str, on_device: bool) -> Result<()> {
         if !self.modes.iter().any(|m| m == mode) {
             return Err(Error::NotOffered {
                 attribute: "mode",
@@ -196,31 +274,59 @@ impl Sensor {
                 offered: self.modes.join(" "),
             });
         }
-        let on_device = self.device.read_text("mode", |t| Ok(t.trim() == mode))?;
-        if on_device && self.is_mode(mode) {
-            return Ok(());
-        }
-        self.lock().mode.clear();
+        self.forget_mode();
         if !on_device {
-            self.device.write_str("mode", mode)?;
+            self.mode_attr.write_str(mode)?;
         }
         self.refresh_mode()
     }
 
     /// Reads `value<index>` as the kernel shows it (fixed point: see
-    /// [`Sensor::scaled`]).
+    /// [`Sensor::scaled`]): one `pread` of a file kept open in a slot of
+    /// its own, no lookup by name, no allocation.
     ///
     /// # Errors
     /// [`Error::Unsupported`] for an index at or beyond `num_values`
     /// (`ENXIO` on a brick); read errors.
+    #[inline(always)]
     pub fn value(&self, index: usize) -> Result<i32> {
-        match VALUE_NAMES.get(index) {
-            Some(name) => self.device.read_int(name),
-            None => Err(Error::Unsupported {
-                path: self.device.dir().join(format!("value{index}")),
-                operation: crate::error::Operation::Read,
-                source: std::io::Error::from_raw_os_error(libc::ENXIO),
-            }),
+        match self.values.get(index).and_then(OnceLock::get) {
+            Some(attr) => attr.read_int(),
+            None => self.value_first(index),
+        }
+    }
+
+    /// [`Sensor::value`] of a `valueN` not open yet (or beyond `value7`).
+    #[cold]
+    #[inline(never)]
+    fn value_first(&self, index: usize) -> Result<i32> {
+        self.value_attribute(index)?.read_int()
+    }
+
+    /// The open `value<index>`, opened on first use.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] beyond `value7` or when the sensor has no
+    /// such file; open errors.
+    pub(crate) fn value_attribute(&self, index: usize) -> Result<&Attribute> {
+        let (Some(slot), Some(name)) = (self.values.get(index), VALUE_NAMES.get(index)) else {
+            return Err(self.no_value(index));
+        };
+        if let Some(attr) = slot.get() {
+            return Ok(attr);
+        }
+        // Another thread may fill the slot first: then this one is dropped.
+        drop(slot.set(self.device.open_inferred(name)?));
+        slot.get().ok_or_else(|| self.no_value(index))
+    }
+
+    /// The error for `value<index>` beyond what the class has.
+    #[cold]
+    fn no_value(&self, index: usize) -> Error {
+        Error::Unsupported {
+            path: self.device.dir().join(format!("value{index}")),
+            operation: crate::error::Operation::Read,
+            source: std::io::Error::from_raw_os_error(libc::ENXIO),
         }
     }
 
@@ -228,6 +334,7 @@ impl Sensor {
     ///
     /// # Errors
     /// As [`Sensor::value`].
+    #[inline]
     pub fn scaled(&self, index: usize) -> Result<Scaled> {
         let raw = self.value(index)?;
         Ok(Scaled {

@@ -56,10 +56,12 @@ typed_sensor!(InfraredSensor, "EV3 infrared sensor.", ["lego-ev3-ir"]);
 typed_sensor!(NxtLightSensor, "NXT light sensor.", ["lego-nxt-light"]);
 
 impl TouchSensor {
-    /// `true` while pressed.
+    /// `true` while pressed: one `pread` of `value0` (the touch sensor has
+    /// one mode).
     ///
     /// # Errors
     /// Read errors.
+    #[inline]
     pub fn pressed(&self) -> Result<bool> {
         Ok(self.sensor.value(0)? != 0)
     }
@@ -71,7 +73,7 @@ impl TouchSensor {
     /// # Errors
     /// [`Error::Timeout`]; read errors.
     pub fn wait_for(&self, pressed: bool, timeout: Duration) -> Result<()> {
-        let value0 = self.sensor.device().attribute("value0")?;
+        let value0 = self.sensor.value_attribute(0)?;
         let period = match value0.backing() {
             crate::Backing::Sysfs => Duration::from_millis(100),
             _ => Duration::from_millis(10),
@@ -139,6 +141,7 @@ impl ColorSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn reflected(&self) -> Result<i32> {
         self.sensor.set_mode("COL-REFLECT")?;
         self.sensor.value(0)
@@ -147,6 +150,7 @@ impl ColorSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn ambient(&self) -> Result<i32> {
         self.sensor.set_mode("COL-AMBIENT")?;
         self.sensor.value(0)
@@ -155,6 +159,7 @@ impl ColorSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn color(&self) -> Result<Color> {
         self.sensor.set_mode("COL-COLOR")?;
         Ok(Color::from_value(self.sensor.value(0)?))
@@ -163,6 +168,7 @@ impl ColorSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn rgb_raw(&self) -> Result<(i32, i32, i32)> {
         self.sensor.set_mode("RGB-RAW")?;
         Ok((
@@ -178,6 +184,7 @@ impl UltrasonicSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn distance_mm(&self) -> Result<i64> {
         self.sensor.set_mode("US-DIST-CM")?;
         // cm with `decimals` places; mm is cm with one.
@@ -187,6 +194,7 @@ impl UltrasonicSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn distance_tenth_inches(&self) -> Result<i64> {
         self.sensor.set_mode("US-DIST-IN")?;
         Ok(self.sensor.scaled(0)?.in_decimals(1))
@@ -195,6 +203,7 @@ impl UltrasonicSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn other_sensor_present(&self) -> Result<bool> {
         self.sensor.set_mode("US-LISTEN")?;
         Ok(self.sensor.value(0)? != 0)
@@ -206,6 +215,7 @@ impl GyroSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn angle(&self) -> Result<i32> {
         self.sensor.set_mode("GYRO-ANG")?;
         self.sensor.value(0)
@@ -214,6 +224,7 @@ impl GyroSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn rate(&self) -> Result<i32> {
         self.sensor.set_mode("GYRO-RATE")?;
         self.sensor.value(0)
@@ -222,6 +233,7 @@ impl GyroSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn angle_and_rate(&self) -> Result<(i32, i32)> {
         self.sensor.set_mode("GYRO-G&A")?;
         Ok((self.sensor.value(0)?, self.sensor.value(1)?))
@@ -325,6 +337,7 @@ impl InfraredSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn proximity(&self) -> Result<i32> {
         self.sensor.set_mode("IR-PROX")?;
         self.sensor.value(0)
@@ -334,6 +347,7 @@ impl InfraredSensor {
     ///
     /// # Errors
     /// [`Error::OutOfRange`] for a bad channel; mode and read errors.
+    #[inline]
     pub fn seek(&self, channel: u8) -> Result<Option<(i32, i32)>> {
         let c = check_channel(channel)?;
         self.sensor.set_mode("IR-SEEK")?;
@@ -345,6 +359,7 @@ impl InfraredSensor {
     ///
     /// # Errors
     /// [`Error::OutOfRange`] for a bad channel; mode and read errors.
+    #[inline]
     pub fn remote(&self, channel: u8) -> Result<RemoteButtons> {
         let c = check_channel(channel)?;
         self.sensor.set_mode("IR-REMOTE")?;
@@ -357,6 +372,7 @@ impl NxtLightSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn reflected(&self) -> Result<Scaled> {
         self.sensor.set_mode("REFLECT")?;
         self.sensor.scaled(0)
@@ -365,6 +381,7 @@ impl NxtLightSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn ambient(&self) -> Result<Scaled> {
         self.sensor.set_mode("AMBIENT")?;
         self.sensor.scaled(0)
