@@ -234,6 +234,13 @@ impl Sensor {
     /// sensor may answer `EBUSY`, `ETIMEDOUT` or, while re-syncing, `ENODEV`).
     #[inline]
     pub fn set_mode(&self, mode: &str) -> Result<()> {
+        self.ensure_mode(mode)
+    }
+
+    /// [`Sensor::set_mode`], always inlined: the typed readings' mode check
+    /// in the caller's loop.
+    #[inline(always)]
+    pub(crate) fn ensure_mode(&self, mode: &str) -> Result<()> {
         let mut shown = [0u8; MODE_BUF];
         let n = self.mode_attr.read_bytes(&mut shown)?;
         match shown.get(..n) {
