@@ -11,7 +11,11 @@
 //! - the simulated brick (FUSE, served by a thread of this process): a large
 //!   motor's `duty_cycle_sp`, `position` and `speed` through the typed API
 //!   (`TachoMotor::set_duty_cycle_sp`, `position`, `speed`), against raw
-//!   syscalls on descriptors of the same files opened the same way.
+//!   syscalls on descriptors of the same files opened the same way; and a
+//!   color sensor's `value0` (`Sensor::value(0)`), a touch sensor's
+//!   (`TouchSensor::pressed`) and a typed reading in its mode
+//!   (`ColorSensor::reflected`: `mode`, then `value0`) against raw `pread`s
+//!   of the same files.
 //!
 //! `cargo bench --bench paired` (`-- kernfs` or `-- sim` for one backing;
 //! `PAIRED_ROUNDS=N` for another number of rounds than 201). `-- diag`
@@ -328,6 +332,17 @@ fn kernfs_diag(net: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// A descriptor of `dir/name`, opened as the crate opens it (read-only,
+/// or write-only when `write`).
+fn open_raw(dir: &Path, name: &str, write: bool) -> Result<File, String> {
+    OpenOptions::new()
+        .read(!write)
+        .write(write)
+        .custom_flags(libc::O_SYNC | libc::O_CLOEXEC)
+        .open(dir.join(name))
+        .map_err(|e| format!("{name}: {e}"))
+}
+
 fn sim_bench() -> Result<(), String> {
     use ev3sysfs::motor::TachoMotor;
     use ev3sysfs_sim::{MockTree, TachoDriver};
@@ -336,15 +351,7 @@ fn sim_bench() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let motor = TachoMotor::find(tree.root(), "outA").map_err(|e| e.to_string())?;
     let dir = motor.device().dir().to_path_buf();
-    // Descriptors of the same files, opened as the crate opens them.
-    let open = |name: &str, write: bool| -> Result<File, String> {
-        OpenOptions::new()
-            .read(!write)
-            .write(write)
-            .custom_flags(libc::O_SYNC | libc::O_CLOEXEC)
-            .open(dir.join(name))
-            .map_err(|e| format!("{name}: {e}"))
-    };
+    let open = |name: &str, write: bool| open_raw(&dir, name, write);
     let (duty, position, speed) = (
         open("duty_cycle_sp", true)?,
         open("position", false)?,
@@ -388,6 +395,56 @@ fn sim_bench() -> Result<(), String> {
             let y = motor.speed().unwrap_or(0);
             black_box(x + y);
             black_box(motor.set_duty_cycle_sp(black_box(30)).ok());
+        },
+    );
+    sim_sensor_bench(&tree, n)
+}
+
+/// The sensor reads on the simulated brick, `n` per round.
+fn sim_sensor_bench(tree: &ev3sysfs_sim::MockTree, n: u32) -> Result<(), String> {
+    use ev3sysfs::sensor::{ColorSensor, Sensor, TouchSensor};
+    use ev3sysfs_sim::SensorDriver;
+    let e = |e: ev3sysfs::Error| e.to_string();
+    tree.add_sensor("in1", SensorDriver::Ev3Touch).map_err(e)?;
+    tree.add_sensor("in2", SensorDriver::Ev3Color).map_err(e)?;
+    let touch = TouchSensor::find(tree.root(), "in1").map_err(e)?;
+    let sensor = Sensor::find(tree.root(), "in2", &[]).map_err(e)?;
+    let color = ColorSensor::find(tree.root(), "in2").map_err(e)?;
+    color.reflected().map_err(e)?;
+    let open = |dir: &Path, name: &str| open_raw(dir, name, false);
+    let (touch_dir, color_dir) = (touch.sensor().device().dir(), sensor.device().dir());
+    let touch0 = open(touch_dir, "value0")?;
+    let (value0, mode) = (open(color_dir, "value0")?, open(color_dir, "mode")?);
+    println!("simulated brick, sensors against raw preads, same rounds");
+    paired(
+        "value(0)",
+        n,
+        || {
+            black_box(raw_read_int(&value0));
+        },
+        || {
+            black_box(sensor.value(black_box(0)).ok());
+        },
+    );
+    paired(
+        "pressed",
+        n,
+        || {
+            black_box(raw_read_int(&touch0));
+        },
+        || {
+            black_box(touch.pressed().ok());
+        },
+    );
+    paired(
+        "reflected",
+        n / 2,
+        || {
+            black_box(raw_read_int(&mode));
+            black_box(raw_read_int(&value0));
+        },
+        || {
+            black_box(color.reflected().ok());
         },
     );
     Ok(())

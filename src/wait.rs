@@ -257,12 +257,7 @@ impl<'a> WaitAny<'a> {
         index: usize,
         threshold: Threshold,
     ) -> Result<Source> {
-        let name = crate::sensor::value_name(index).ok_or_else(|| Error::Unsupported {
-            path: sensor.device().dir().join(format!("value{index}")),
-            operation: Operation::Read,
-            source: std::io::Error::from_raw_os_error(libc::ENXIO),
-        })?;
-        let attribute = sensor.device().attribute(name)?;
+        let attribute = sensor.value_attribute(index)?;
         Ok(self.add(Condition::Value {
             attribute,
             sensor,

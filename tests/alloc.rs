@@ -131,16 +131,19 @@ fn simulated_brick_hot_path_allocates_nothing() {
 #[test]
 fn typed_motor_and_sensor_hot_paths_allocate_nothing() {
     use ev3sysfs::motor::TachoMotor;
-    use ev3sysfs::sensor::{Sensor, TouchSensor};
+    use ev3sysfs::sensor::{ColorSensor, Sensor, TouchSensor};
     use ev3sysfs_sim::SensorDriver;
     let Some(tree) = common::brick() else { return };
     tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();
     tree.add_sensor("in2", SensorDriver::Ev3Color).unwrap();
+    tree.add_sensor("in3", SensorDriver::Ev3Color).unwrap();
     let motor = TachoMotor::find(tree.root(), "outA").unwrap();
     let touch = TouchSensor::find(tree.root(), "in1").unwrap();
     let color = Sensor::find(tree.root(), "in2", &[]).unwrap();
+    let typed = ColorSensor::find(tree.root(), "in3").unwrap();
     motor.run_direct(5).unwrap();
+    let mut values = [0; 8];
     let allocations = allocations_in(|| {
         for i in 0..N as i32 {
             motor.set_speed_sp(i % 1000).unwrap();
@@ -150,6 +153,10 @@ fn typed_motor_and_sensor_hot_paths_allocate_nothing() {
             assert!(!touch.pressed().unwrap());
             assert_eq!(color.value(0).unwrap(), 0);
             color.set_mode("COL-REFLECT").unwrap(); // unchanged: one read, no write
+            assert_eq!(color.values(&mut values).unwrap(), 1);
+            assert_eq!(color.scaled(0).unwrap().raw, 0);
+            // The typed reading checks the mode on the device, then reads.
+            assert_eq!(typed.reflected().unwrap(), 0);
         }
     });
     assert_eq!(allocations, 0, "{allocations} allocations in {N} rounds");

@@ -233,6 +233,12 @@ fn sensor_mode_writes_are_applied_like_the_driver() {
     assert_eq!(ir.num_values(), 8);
     // Channel 4's distance without a beacon, as the driver shows it.
     assert_eq!(ir.value(7).unwrap(), -128);
+    // No value8 in the class: refused without a syscall, naming the file.
+    match ir.value(8) {
+        Err(ev3sysfs::Error::Unsupported { path, .. }) => assert!(path.ends_with("value8")),
+        other => panic!("value(8): {other:?}"),
+    }
+    assert!(ir.value(usize::MAX).is_err());
     sim.step(2 * MS).unwrap();
 }
 

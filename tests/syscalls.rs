@@ -102,6 +102,30 @@ fn strace_child() {
             let _ = fs::metadata(&end);
             tank.stop().unwrap();
         }
+        Ok(op @ ("touch" | "sensor-value" | "color-reflected")) => {
+            use ev3sysfs::sensor::{ColorSensor, Sensor, TouchSensor};
+            use ev3sysfs_sim::SensorDriver;
+            let tree = MockTree::new().unwrap();
+            tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();
+            tree.add_sensor("in2", SensorDriver::Ev3Color).unwrap();
+            let touch = TouchSensor::find(tree.root(), "in1").unwrap();
+            let sensor = Sensor::find(tree.root(), "in2", &[]).unwrap();
+            let color = ColorSensor::find(tree.root(), "in2").unwrap();
+            // One call each first: what opens on first use opens here.
+            touch.pressed().unwrap();
+            sensor.value(0).unwrap();
+            color.reflected().unwrap();
+            let end = marker(END, nix::unistd::gettid().as_raw());
+            mark(BEGIN);
+            for _ in 0..N {
+                match op {
+                    "touch" => assert!(!touch.pressed().unwrap()),
+                    "sensor-value" => assert!(sensor.value(0).unwrap() >= 0),
+                    _ => assert!(color.reflected().unwrap() >= 0),
+                }
+            }
+            let _ = fs::metadata(&end);
+        }
         Ok("kernfs") => {
             // Skipped (with the reason on stderr) when namespaces are refused.
             with_kernfs(|k| {
@@ -251,6 +275,40 @@ fn typed_motor_api_one_syscall_per_value_and_every_command_written() {
         5 * N,
         "other syscalls in the window: {calls:?}"
     );
+}
+
+/// The syscalls of `N` calls of sensor read `op` on the simulated brick.
+fn sensor_reads(op: &str) -> Option<Vec<String>> {
+    common::brick()?;
+    let calls = traced_window(op)?;
+    println!(
+        "MEASURED: {op}: {} syscalls in {N} calls ({} pread64)",
+        calls.len(),
+        count(&calls, "pread64")
+    );
+    Some(calls)
+}
+
+#[test]
+fn touch_pressed_and_sensor_value_are_one_pread_each() {
+    for op in ["touch", "sensor-value"] {
+        let Some(calls) = sensor_reads(op) else {
+            return;
+        };
+        assert_eq!(count(&calls, "pread64"), N, "{op}: {calls:?}");
+        assert_eq!(calls.len(), N, "{op}: other syscalls: {calls:?}");
+    }
+}
+
+#[test]
+fn a_typed_reading_in_its_mode_reads_mode_and_its_value_only() {
+    let Some(calls) = sensor_reads("color-reflected") else {
+        return;
+    };
+    // `mode` (another program may have switched it), then `value0`; no
+    // write while the device is in the mode already.
+    assert_eq!(count(&calls, "pread64"), 2 * N, "{calls:?}");
+    assert_eq!(calls.len(), 2 * N, "other syscalls: {calls:?}");
 }
 
 #[test]

@@ -3,16 +3,20 @@
 
 mod remote;
 mod typed;
+mod values;
 
 pub use remote::{Beacon, Remote, RemoteEvent};
 pub use typed::{
     Color, ColorSensor, GyroSensor, InfraredSensor, NxtLightSensor, RemoteButtons, TouchSensor,
     UltrasonicSensor,
 };
+pub use values::{BinFormat, Scaled};
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
+use crate::attr::Attribute;
 use crate::device::SysfsDevice;
 use crate::discover::{self, DeviceInfo, Query};
 use crate::error::{Error, Result};
@@ -24,154 +28,19 @@ const VALUE_NAMES: [&str; MAX_VALUES] = [
     "value0", "value1", "value2", "value3", "value4", "value5", "value6", "value7",
 ];
 
-/// `value<index>`'s file name, if the class has it (`value0`..`value7`).
-pub(crate) fn value_name(index: usize) -> Option<&'static str> {
-    VALUE_NAMES.get(index).copied()
-}
+/// [`Sensor::seen`] when the mode last seen is none of `modes` (or
+/// being switched).
+const NO_MODE: usize = usize::MAX;
 
-/// The layout of `bin_data`, from `bin_data_format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BinFormat {
-    /// Unsigned 8-bit.
-    U8,
-    /// Signed 8-bit.
-    S8,
-    /// Unsigned 16-bit, little-endian.
-    U16,
-    /// Signed 16-bit, little-endian.
-    S16,
-    /// Signed 16-bit, big-endian.
-    S16Be,
-    /// Signed 32-bit, little-endian.
-    S32,
-    /// Signed 32-bit, big-endian (`s32be` in the kernel, `s32_be` in docs).
-    S32Be,
-    /// IEEE 754 single precision, little-endian.
-    Float,
-}
+/// `mode` is read into a stack buffer of this size; mode names are at most
+/// 11 bytes (UART sensors) and longer values are compared the long way.
+const MODE_BUF: usize = 32;
 
-impl BinFormat {
-    /// Parses the kernel's name.
-    pub fn parse(text: &str) -> Option<BinFormat> {
-        Some(match text {
-            "u8" => BinFormat::U8,
-            "s8" => BinFormat::S8,
-            "u16" => BinFormat::U16,
-            "s16" => BinFormat::S16,
-            "s16_be" => BinFormat::S16Be,
-            "s32" => BinFormat::S32,
-            "s32_be" | "s32be" => BinFormat::S32Be,
-            "float" => BinFormat::Float,
-            _ => return None,
-        })
-    }
-
-    /// Bytes per value.
-    pub fn size(self) -> usize {
-        match self {
-            BinFormat::U8 | BinFormat::S8 => 1,
-            BinFormat::U16 | BinFormat::S16 | BinFormat::S16Be => 2,
-            _ => 4,
-        }
-    }
-
-    /// Decodes value `index` of `raw` as an integer (a float is truncated
-    /// toward zero). `None` when `raw` is too short.
-    pub fn decode(self, raw: &[u8], index: usize) -> Option<i64> {
-        let at = index.checked_mul(self.size())?;
-        let b = raw.get(at..at.checked_add(self.size())?)?;
-        Some(match self {
-            BinFormat::U8 => i64::from(b[0]),
-            BinFormat::S8 => i64::from(b[0] as i8),
-            BinFormat::U16 => i64::from(u16::from_le_bytes([b[0], b[1]])),
-            BinFormat::S16 => i64::from(i16::from_le_bytes([b[0], b[1]])),
-            BinFormat::S16Be => i64::from(i16::from_be_bytes([b[0], b[1]])),
-            BinFormat::S32 => i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            BinFormat::S32Be => i64::from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])),
-            BinFormat::Float => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64,
-        })
-    }
-}
-
-/// A fixed-point sensor value: `raw / 10^decimals` (integer maths only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Scaled {
-    /// The value as the kernel shows it.
-    pub raw: i32,
-    /// Decimal places.
-    pub decimals: u8,
-}
-
-impl Scaled {
-    /// The value in units of 10^-`want`, converted from `decimals` places
-    /// (rounded toward zero), e.g. cm with one decimal to mm:
-    /// `in_decimals(1)`. Exact for any `decimals` and `want` while the result
-    /// fits in `i64`; beyond that it saturates at `i64::MIN`/`i64::MAX`.
-    pub fn in_decimals(self, want: u8) -> i64 {
-        let raw = i64::from(self.raw);
-        if want >= self.decimals {
-            match 10i64.checked_pow(u32::from(want - self.decimals)) {
-                Some(factor) => raw.saturating_mul(factor),
-                // 10^19 and more: any non-zero raw value saturates.
-                None => match raw.cmp(&0) {
-                    std::cmp::Ordering::Less => i64::MIN,
-                    std::cmp::Ordering::Equal => 0,
-                    std::cmp::Ordering::Greater => i64::MAX,
-                },
-            }
-        } else {
-            // |raw| < 10^10: dividing by 10^19 or more gives 0.
-            10i64
-                .checked_pow(u32::from(self.decimals - want))
-                .map_or(0, |divisor| raw / divisor)
-        }
-    }
-
-    /// As a float (soft-float on the brick: prefer [`Scaled::in_decimals`] in
-    /// loops).
-    pub fn to_f32(self) -> f32 {
-        self.raw as f32 / 10f32.powi(i32::from(self.decimals))
-    }
-}
-
-impl std::fmt::Display for Scaled {
-    /// `raw` with a decimal point `decimals` places from the right, with
-    /// leading zeros as needed (`-0.05`), for any `decimals`; no allocation.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use std::fmt::Write;
-        let mut buf = [0u8; crate::value::INT_BUF_LEN];
-        let digits = crate::value::format_int(i64::from(self.raw.unsigned_abs()), &mut buf);
-        // ASCII digits only.
-        let digits = std::str::from_utf8(digits).map_err(|_| std::fmt::Error)?;
-        if self.raw < 0 {
-            f.write_char('-')?;
-        }
-        let decimals = usize::from(self.decimals);
-        if decimals == 0 {
-            return f.write_str(digits);
-        }
-        match digits.len().checked_sub(decimals) {
-            Some(split) if split > 0 => {
-                let (whole, fraction) = digits.split_at(split);
-                write!(f, "{whole}.{fraction}")
-            }
-            _ => {
-                f.write_str("0.")?;
-                for _ in digits.len()..decimals {
-                    f.write_char('0')?;
-                }
-                f.write_str(digits)
-            }
-        }
-    }
-}
-
-/// What changes with the mode: read again after every mode change.
+/// What changes with the mode and is not read on the hot paths: read again
+/// after every mode change.
 #[derive(Debug, Clone, Default)]
 struct ModeInfo {
     mode: String,
-    num_values: usize,
-    decimals: u8,
     units: String,
     format: Option<BinFormat>,
 }
@@ -182,14 +51,25 @@ struct ModeInfo {
 /// `bin_data_format`) is kept for the mode last seen, but the mode itself is
 /// never trusted: other programs switch it too, so [`Sensor::set_mode`] (and
 /// every typed reading that needs a mode) reads `mode` from the device
-/// first (one `pread`) and writes it only when it differs. The `valueN`
-/// files are opened at open and kept open.
+/// first (one `pread`) and writes it only when it differs. `mode` and the
+/// `valueN` files are opened at open (a `valueN` the mode does not have yet,
+/// on first use) and kept open in fields of their own: a reading takes its
+/// file without a lookup by name, then costs one `pread`.
 #[derive(Debug)]
 pub struct Sensor {
     device: SysfsDevice,
     driver_name: String,
     address: String,
     modes: Vec<String>,
+    /// The `mode` attribute.
+    mode_attr: Attribute,
+    /// `value0`..`value7`, each opened once.
+    values: [OnceLock<Attribute>; MAX_VALUES],
+    /// The index in `modes` of the mode this handle last saw, or
+    /// [`NO_MODE`]; `decimals` and `num_values` are that mode's.
+    seen: AtomicUsize,
+    decimals: AtomicU8,
+    num_values: AtomicUsize,
     mode_info: Mutex<ModeInfo>,
 }
 
@@ -225,11 +105,13 @@ impl Sensor {
         let modes = device.read_text("modes", |t| {
             Ok(crate::value::words(t).map(str::to_owned).collect())
         })?;
-        device.preopen(&["mode"])?;
+        let mode_attr = device.open_inferred("mode")?;
         // Open the values there are now; more open on first use.
-        for name in VALUE_NAMES {
-            if device.attribute(name).is_err() {
-                break;
+        let values: [OnceLock<Attribute>; MAX_VALUES] = Default::default();
+        for (slot, name) in values.iter().zip(VALUE_NAMES) {
+            match device.open_inferred(name) {
+                Ok(attr) => drop(slot.set(attr)),
+                Err(_) => break,
             }
         }
         let sensor = Sensor {
@@ -237,6 +119,11 @@ impl Sensor {
             driver_name,
             address,
             modes,
+            mode_attr,
+            values,
+            seen: AtomicUsize::new(NO_MODE),
+            decimals: AtomicU8::new(0),
+            num_values: AtomicUsize::new(0),
             mode_info: Mutex::new(ModeInfo::default()),
         };
         sensor.refresh_mode()?;
@@ -246,16 +133,35 @@ impl Sensor {
     fn refresh_mode(&self) -> Result<()> {
         let d = &self.device;
         let info = ModeInfo {
-            mode: d.read_string("mode")?,
-            num_values: usize::try_from(d.read_int("num_values")?).unwrap_or(0),
-            decimals: u8::try_from(d.read_int("decimals")?).unwrap_or(0),
+            mode: self.mode_attr.read_string()?,
             units: d.read_string("units")?,
             format: d
                 .read_text("bin_data_format", |t| Ok(BinFormat::parse(t)))
                 .unwrap_or(None),
         };
+        let num_values = usize::try_from(d.read_int("num_values")?).unwrap_or(0);
+        let decimals = u8::try_from(d.read_int("decimals")?).unwrap_or(0);
+        let seen = self.modes.iter().position(|m| *m == info.mode);
         *self.lock() = info;
+        self.num_values.store(num_values, Ordering::Relaxed);
+        self.decimals.store(decimals, Ordering::Relaxed);
+        // Last: what the mode's figures belong to.
+        self.seen.store(seen.unwrap_or(NO_MODE), Ordering::Release);
         Ok(())
+    }
+
+    /// Forgets the mode last seen (before switching).
+    fn forget_mode(&self) {
+        self.seen.store(NO_MODE, Ordering::Release);
+        self.lock().mode.clear();
+    }
+
+    /// `true` when `mode` is the mode this handle last saw and one of
+    /// `modes` (one atomic load and a compare).
+    #[inline]
+    fn saw_mode(&self, mode: &str) -> bool {
+        let seen = self.seen.load(Ordering::Acquire);
+        self.modes.get(seen).is_some_and(|m| m == mode)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ModeInfo> {
@@ -290,7 +196,7 @@ impl Sensor {
     /// # Errors
     /// Read errors.
     pub fn current_mode(&self) -> Result<String> {
-        self.device.read_string("mode")
+        self.mode_attr.read_string()
     }
     /// `true` when `mode` is the mode this handle last saw (no allocation,
     /// no syscall).
@@ -299,11 +205,11 @@ impl Sensor {
     }
     /// `num_values` of the current mode.
     pub fn num_values(&self) -> usize {
-        self.lock().num_values
+        self.num_values.load(Ordering::Relaxed)
     }
     /// `decimals` of the current mode.
     pub fn decimals(&self) -> u8 {
-        self.lock().decimals
+        self.decimals.load(Ordering::Relaxed)
     }
     /// `units` of the current mode (may be empty).
     pub fn units(&self) -> String {
@@ -320,10 +226,54 @@ impl Sensor {
     /// the mode when it differs from what this handle last saw. On UART
     /// sensors the write blocks until the sensor answers.
     ///
+    /// In the mode already, this is the `pread` and a compare of bytes on
+    /// the stack (no allocation, no lock).
+    ///
     /// # Errors
     /// [`Error::NotOffered`] without writing; read and write errors (a UART
     /// sensor may answer `EBUSY`, `ETIMEDOUT` or, while re-syncing, `ENODEV`).
+    #[inline]
     pub fn set_mode(&self, mode: &str) -> Result<()> {
+        self.ensure_mode(mode)
+    }
+
+    /// [`Sensor::set_mode`], always inlined: the typed readings' mode check
+    /// in the caller's loop.
+    #[inline(always)]
+    pub(crate) fn ensure_mode(&self, mode: &str) -> Result<()> {
+        let mut shown = [0u8; MODE_BUF];
+        let n = self.mode_attr.read_bytes(&mut shown)?;
+        match shown.get(..n) {
+            Some(shown) if n < MODE_BUF => {
+                let on_device = shown.trim_ascii() == mode.as_bytes();
+                if on_device && self.saw_mode(mode) {
+                    return Ok(());
+                }
+                self.switch_mode(mode, on_device)
+            }
+            _ => self.set_mode_long(mode),
+        }
+    }
+
+    /// [`Sensor::set_mode`] when `mode` showed a value too long for the
+    /// stack buffer: compared whole.
+    #[cold]
+    #[inline(never)]
+    fn set_mode_long(&self, mode: &str) -> Result<()> {
+        let on_device = self.mode_attr.read_text(|t| Ok(t.trim() == mode))?;
+        if on_device && self.saw_mode(mode) {
+            return Ok(());
+        }
+        self.switch_mode(mode, on_device)
+    }
+
+    /// [`Sensor::set_mode`] when the device (`on_device`: in `mode` or not)
+    /// or this handle is in another mode: checks that the sensor offers
+    /// it, writes it when the device is in another, and reads the mode's
+    /// figures.
+    #[cold]
+    #[inline(never)]
+    fn switch_mode(&self, mode: &str, on_device: bool) -> Result<()> {
         if !self.modes.iter().any(|m| m == mode) {
             return Err(Error::NotOffered {
                 attribute: "mode",
@@ -331,52 +281,67 @@ impl Sensor {
                 offered: self.modes.join(" "),
             });
         }
-        let on_device = self.device.read_text("mode", |t| Ok(t.trim() == mode))?;
-        if on_device && self.is_mode(mode) {
-            return Ok(());
-        }
-        self.lock().mode.clear();
+        self.forget_mode();
         if !on_device {
-            self.device.write_str("mode", mode)?;
+            self.mode_attr.write_str(mode)?;
         }
         self.refresh_mode()
     }
 
     /// Reads `value<index>` as the kernel shows it (fixed point: see
-    /// [`Sensor::scaled`]).
+    /// [`Sensor::scaled`]): one `pread` of a file kept open in a slot of
+    /// its own, no lookup by name, no allocation.
     ///
     /// # Errors
     /// [`Error::Unsupported`] for an index at or beyond `num_values`
     /// (`ENXIO` on a brick); read errors.
+    #[inline(always)]
     pub fn value(&self, index: usize) -> Result<i32> {
-        match VALUE_NAMES.get(index) {
-            Some(name) => self.device.read_int(name),
-            None => Err(Error::Unsupported {
-                path: self.device.dir().join(format!("value{index}")),
-                operation: crate::error::Operation::Read,
-                source: std::io::Error::from_raw_os_error(libc::ENXIO),
-            }),
+        match self.values.get(index).and_then(OnceLock::get) {
+            Some(attr) => attr.read_int(),
+            None => self.value_first(index),
         }
     }
 
-    /// The attribute `value<index>` (for a wait on its descriptor).
+    /// [`Sensor::value`] of a `valueN` not open yet (or beyond `value7`).
+    #[cold]
+    #[inline(never)]
+    fn value_first(&self, index: usize) -> Result<i32> {
+        self.value_attribute(index)?.read_int()
+    }
+
+    /// The open `value<index>`, opened on first use.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for an index beyond `value7`; open errors.
-    #[cfg(feature = "async")]
-    pub(crate) fn value_attribute(&self, index: usize) -> Result<&crate::attr::Attribute> {
-        let name = value_name(index).ok_or_else(|| Error::Unsupported {
+    /// [`Error::Unsupported`] beyond `value7` or when the sensor has no
+    /// such file; open errors.
+    pub(crate) fn value_attribute(&self, index: usize) -> Result<&Attribute> {
+        let (Some(slot), Some(name)) = (self.values.get(index), VALUE_NAMES.get(index)) else {
+            return Err(self.no_value(index));
+        };
+        if let Some(attr) = slot.get() {
+            return Ok(attr);
+        }
+        // Another thread may fill the slot first: then this one is dropped.
+        drop(slot.set(self.device.open_inferred(name)?));
+        slot.get().ok_or_else(|| self.no_value(index))
+    }
+
+    /// The error for `value<index>` beyond what the class has.
+    #[cold]
+    fn no_value(&self, index: usize) -> Error {
+        Error::Unsupported {
             path: self.device.dir().join(format!("value{index}")),
             operation: crate::error::Operation::Read,
             source: std::io::Error::from_raw_os_error(libc::ENXIO),
-        })?;
-        self.device.attribute(name)
+        }
     }
 
     /// `value<index>` with the mode's `decimals`.
     ///
     /// # Errors
     /// As [`Sensor::value`].
+    #[inline]
     pub fn scaled(&self, index: usize) -> Result<Scaled> {
         let raw = self.value(index)?;
         Ok(Scaled {
@@ -469,114 +434,5 @@ impl Sensor {
     /// Read errors.
     pub fn text_value(&self) -> Result<String> {
         self.device.read_string("text_value")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bin_formats() {
-        let raw = [0xff, 0x7f, 0x00, 0x80, 0x01, 0x02, 0x03, 0x04];
-        assert_eq!(BinFormat::U8.decode(&raw, 0), Some(255));
-        assert_eq!(BinFormat::S8.decode(&raw, 0), Some(-1));
-        assert_eq!(BinFormat::U16.decode(&raw, 0), Some(0x7fff));
-        assert_eq!(BinFormat::S16.decode(&raw, 1), Some(-32768));
-        assert_eq!(BinFormat::S16Be.decode(&raw, 0), Some(-129));
-        assert_eq!(BinFormat::S32.decode(&raw, 1), Some(0x0403_0201));
-        assert_eq!(BinFormat::S32Be.decode(&raw, 1), Some(0x0102_0304));
-        assert_eq!(BinFormat::Float.decode(&1.5f32.to_le_bytes(), 0), Some(1));
-        assert_eq!(BinFormat::S32.decode(&raw, 2), None);
-        assert_eq!(BinFormat::parse("s32be"), Some(BinFormat::S32Be));
-        assert_eq!(BinFormat::parse("s32_be"), Some(BinFormat::S32Be));
-        assert_eq!(BinFormat::parse("u64"), None);
-    }
-
-    #[test]
-    fn fixed_point() {
-        let d = Scaled {
-            raw: 2553,
-            decimals: 1,
-        };
-        assert_eq!(d.to_string(), "255.3");
-        assert_eq!(d.in_decimals(1), 2553);
-        assert_eq!(d.in_decimals(0), 255);
-        assert_eq!(d.in_decimals(2), 25530);
-        assert_eq!(
-            Scaled {
-                raw: -5,
-                decimals: 2
-            }
-            .to_string(),
-            "-0.05"
-        );
-        assert_eq!(
-            Scaled {
-                raw: 42,
-                decimals: 0
-            }
-            .to_string(),
-            "42"
-        );
-        assert!((d.to_f32() - 255.3).abs() < 1e-3);
-    }
-
-    #[test]
-    fn fixed_point_with_any_decimals() {
-        let s = |raw, decimals| Scaled { raw, decimals };
-        // From 19 decimals 10^decimals overflows i64; from 64 the old
-        // shift-free maths divided by zero.
-        for decimals in [19u8, 20, 38, 39, 63, 64, 100, 255] {
-            assert_eq!(s(i32::MAX, decimals).in_decimals(1), 0, "{decimals}");
-            assert_eq!(s(i32::MIN, decimals).in_decimals(0), 0, "{decimals}");
-            assert_eq!(s(7, decimals).in_decimals(decimals), 7);
-            let text = s(-5, decimals).to_string();
-            let zeros = usize::from(decimals) - 1;
-            assert_eq!(text, format!("-0.{}5", "0".repeat(zeros)), "{decimals}");
-            let text = s(i32::MIN, decimals).to_string();
-            assert_eq!(text.len(), usize::from(decimals) + 3, "{text}");
-            assert!(text.starts_with("-0.") && text.ends_with("2147483648"));
-            assert_eq!(s(0, decimals).to_f32(), 0.0);
-        }
-        // Exact as long as the value fits, saturated beyond.
-        assert_eq!(s(1, 0).in_decimals(18), 1_000_000_000_000_000_000);
-        assert_eq!(s(9, 0).in_decimals(18), 9_000_000_000_000_000_000);
-        assert_eq!(s(10, 0).in_decimals(18), i64::MAX);
-        assert_eq!(s(-10, 0).in_decimals(18), i64::MIN);
-        assert_eq!(s(1, 0).in_decimals(255), i64::MAX);
-        assert_eq!(s(-1, 0).in_decimals(19), i64::MIN);
-        assert_eq!(s(0, 0).in_decimals(255), 0);
-        assert_eq!(s(i32::MAX, 9).in_decimals(0), 2);
-        assert_eq!(s(i32::MIN, 10).in_decimals(0), 0);
-        assert_eq!(s(i32::MIN, 10).in_decimals(1), -2);
-        assert_eq!(s(i32::MIN, 0).to_string(), "-2147483648");
-        assert_eq!(s(i32::MIN, 3).to_string(), "-2147483.648");
-        assert_eq!(s(i32::MAX, 10).to_string(), "0.2147483647");
-        assert_eq!(s(1234, 4).to_string(), "0.1234");
-        assert_eq!(s(1234, 3).to_string(), "1.234");
-        assert_eq!(s(-1000, 3).to_string(), "-1.000");
-    }
-
-    #[test]
-    fn bin_decode_never_overflows() {
-        let raw = [1u8, 2, 3, 4];
-        for format in [
-            BinFormat::U8,
-            BinFormat::S16,
-            BinFormat::S32,
-            BinFormat::Float,
-        ] {
-            for index in [
-                usize::MAX,
-                usize::MAX / 2,
-                usize::MAX / 4,
-                usize::MAX / 4 + 1,
-            ] {
-                assert_eq!(format.decode(&raw, index), None, "{format:?} {index}");
-            }
-        }
-        assert_eq!(BinFormat::U8.decode(&raw, 3), Some(4));
-        assert_eq!(BinFormat::U8.decode(&raw, 4), None);
     }
 }

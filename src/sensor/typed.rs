@@ -56,10 +56,12 @@ typed_sensor!(InfraredSensor, "EV3 infrared sensor.", ["lego-ev3-ir"]);
 typed_sensor!(NxtLightSensor, "NXT light sensor.", ["lego-nxt-light"]);
 
 impl TouchSensor {
-    /// `true` while pressed.
+    /// `true` while pressed: one `pread` of `value0` (the touch sensor has
+    /// one mode).
     ///
     /// # Errors
     /// Read errors.
+    #[inline(always)]
     pub fn pressed(&self) -> Result<bool> {
         Ok(self.sensor.value(0)? != 0)
     }
@@ -71,7 +73,7 @@ impl TouchSensor {
     /// # Errors
     /// [`Error::Timeout`]; read errors.
     pub fn wait_for(&self, pressed: bool, timeout: Duration) -> Result<()> {
-        let value0 = self.sensor.device().attribute("value0")?;
+        let value0 = self.sensor.value_attribute(0)?;
         let period = match value0.backing() {
             crate::Backing::Sysfs => Duration::from_millis(100),
             _ => Duration::from_millis(10),
@@ -139,32 +141,36 @@ impl ColorSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline(always)]
     pub fn reflected(&self) -> Result<i32> {
-        self.sensor.set_mode("COL-REFLECT")?;
+        self.sensor.ensure_mode("COL-REFLECT")?;
         self.sensor.value(0)
     }
     /// Ambient light, 0..=100 % (mode `COL-AMBIENT`).
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline(always)]
     pub fn ambient(&self) -> Result<i32> {
-        self.sensor.set_mode("COL-AMBIENT")?;
+        self.sensor.ensure_mode("COL-AMBIENT")?;
         self.sensor.value(0)
     }
     /// The recognised color (mode `COL-COLOR`).
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline(always)]
     pub fn color(&self) -> Result<Color> {
-        self.sensor.set_mode("COL-COLOR")?;
+        self.sensor.ensure_mode("COL-COLOR")?;
         Ok(Color::from_value(self.sensor.value(0)?))
     }
     /// Raw red, green, blue (mode `RGB-RAW`, 0..=1020 each).
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn rgb_raw(&self) -> Result<(i32, i32, i32)> {
-        self.sensor.set_mode("RGB-RAW")?;
+        self.sensor.ensure_mode("RGB-RAW")?;
         Ok((
             self.sensor.value(0)?,
             self.sensor.value(1)?,
@@ -178,8 +184,9 @@ impl UltrasonicSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline(always)]
     pub fn distance_mm(&self) -> Result<i64> {
-        self.sensor.set_mode("US-DIST-CM")?;
+        self.sensor.ensure_mode("US-DIST-CM")?;
         // cm with `decimals` places; mm is cm with one.
         Ok(self.sensor.scaled(0)?.in_decimals(1))
     }
@@ -187,16 +194,18 @@ impl UltrasonicSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline(always)]
     pub fn distance_tenth_inches(&self) -> Result<i64> {
-        self.sensor.set_mode("US-DIST-IN")?;
+        self.sensor.ensure_mode("US-DIST-IN")?;
         Ok(self.sensor.scaled(0)?.in_decimals(1))
     }
     /// Whether another ultrasonic sensor is heard (mode `US-LISTEN`).
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline(always)]
     pub fn other_sensor_present(&self) -> Result<bool> {
-        self.sensor.set_mode("US-LISTEN")?;
+        self.sensor.ensure_mode("US-LISTEN")?;
         Ok(self.sensor.value(0)? != 0)
     }
 }
@@ -206,24 +215,27 @@ impl GyroSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline(always)]
     pub fn angle(&self) -> Result<i32> {
-        self.sensor.set_mode("GYRO-ANG")?;
+        self.sensor.ensure_mode("GYRO-ANG")?;
         self.sensor.value(0)
     }
     /// Rotation rate in degrees per second (mode `GYRO-RATE`).
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline(always)]
     pub fn rate(&self) -> Result<i32> {
-        self.sensor.set_mode("GYRO-RATE")?;
+        self.sensor.ensure_mode("GYRO-RATE")?;
         self.sensor.value(0)
     }
     /// Angle and rate together (mode `GYRO-G&A`).
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline]
     pub fn angle_and_rate(&self) -> Result<(i32, i32)> {
-        self.sensor.set_mode("GYRO-G&A")?;
+        self.sensor.ensure_mode("GYRO-G&A")?;
         Ok((self.sensor.value(0)?, self.sensor.value(1)?))
     }
     /// Resets the angle to 0: the sensor restarts its count when its mode
@@ -325,8 +337,9 @@ impl InfraredSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline(always)]
     pub fn proximity(&self) -> Result<i32> {
-        self.sensor.set_mode("IR-PROX")?;
+        self.sensor.ensure_mode("IR-PROX")?;
         self.sensor.value(0)
     }
     /// Beacon on `channel` (1..=4): heading -25..=25 and distance 0..=100,
@@ -334,9 +347,10 @@ impl InfraredSensor {
     ///
     /// # Errors
     /// [`Error::OutOfRange`] for a bad channel; mode and read errors.
+    #[inline]
     pub fn seek(&self, channel: u8) -> Result<Option<(i32, i32)>> {
         let c = check_channel(channel)?;
-        self.sensor.set_mode("IR-SEEK")?;
+        self.sensor.ensure_mode("IR-SEEK")?;
         let heading = self.sensor.value(2 * c)?;
         let distance = self.sensor.value(2 * c + 1)?;
         Ok((distance != -128).then_some((heading, distance)))
@@ -345,9 +359,10 @@ impl InfraredSensor {
     ///
     /// # Errors
     /// [`Error::OutOfRange`] for a bad channel; mode and read errors.
+    #[inline]
     pub fn remote(&self, channel: u8) -> Result<RemoteButtons> {
         let c = check_channel(channel)?;
-        self.sensor.set_mode("IR-REMOTE")?;
+        self.sensor.ensure_mode("IR-REMOTE")?;
         Ok(RemoteButtons::from_value(self.sensor.value(c)?))
     }
 }
@@ -357,16 +372,18 @@ impl NxtLightSensor {
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline(always)]
     pub fn reflected(&self) -> Result<Scaled> {
-        self.sensor.set_mode("REFLECT")?;
+        self.sensor.ensure_mode("REFLECT")?;
         self.sensor.scaled(0)
     }
     /// Ambient light in percent, LED off (mode `AMBIENT`).
     ///
     /// # Errors
     /// Mode and read errors.
+    #[inline(always)]
     pub fn ambient(&self) -> Result<Scaled> {
-        self.sensor.set_mode("AMBIENT")?;
+        self.sensor.ensure_mode("AMBIENT")?;
         self.sensor.scaled(0)
     }
 }
