@@ -166,7 +166,7 @@ impl Snapshot {
     /// The state of `tree` (and of its buttons, beeper and screen, `io`)
     /// at simulated time `time`; the framebuffer's bytes with `screen`.
     /// Holds the brick's lock only to copy what the models show (see
-    /// [`Shown`]); the rest is done after.
+    /// `Shown`); the rest is done after.
     pub fn take(
         tree: &MockTree,
         io: Option<&SimulatedIo>,
