@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -88,7 +88,7 @@ pub fn run(page: bool) -> ev3sysfs::Result<Run> {
 
     let before: Vec<u64> = threads().into_iter().map(|(tid, _, _)| tid).collect();
     let stop = Arc::new(AtomicBool::new(false));
-    let fetched = Arc::new(AtomicU64::new(0));
+    let fetched = Arc::new(AtomicU32::new(0));
     let mut client = None;
     let live = if page {
         let live = LiveView::start(
