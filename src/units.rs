@@ -107,7 +107,9 @@ pub trait Speed: Copy + std::fmt::Debug {
     /// # Errors
     /// [`crate::Error::OutOfRange`] beyond `max_speed`.
     fn checked_counts_per_sec(self, count_per_rot: i32, max_speed: i32) -> crate::Result<i32> {
-        let counts = self.counts_per_sec(count_per_rot, max_speed);
+        // Never i32::MIN (a `max_speed` the kernel never shows could allow
+        // it): every caller may take the speed's `abs()`.
+        let counts = self.counts_per_sec(count_per_rot, max_speed).max(-i32::MAX);
         if counts.unsigned_abs() <= max_speed.unsigned_abs() {
             return Ok(counts);
         }
@@ -163,6 +165,22 @@ display_unit!(Degrees => "°", DegPerSec => "°/s", Percent => " %", Millimetres
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_checked_speed_is_never_i32_min() {
+        // Found by fuzz/moves: max_speed i32::MIN let i32::MIN through, and
+        // a move's `abs()` of it overflowed.
+        assert_eq!(
+            Percent(100).checked_counts_per_sec(2, i32::MIN).ok(),
+            Some(-i32::MAX)
+        );
+        assert_eq!(
+            DegPerSec(i32::MIN)
+                .checked_counts_per_sec(360, i32::MIN)
+                .ok(),
+            Some(-i32::MAX)
+        );
+    }
 
     #[test]
     fn conversions_round_to_nearest() {
