@@ -41,7 +41,8 @@ fn the_multitask_example_runs_on_the_simulated_brick() {
 
 #[test]
 fn futures_run_concurrently_on_the_calling_thread() {
-    // Three 200 ms sleeps, zipped: 200 ms, not 600, and the polls all on
+    // Three 200 ms sleeps, zipped: under 600 ms (one after the other would
+    // take at least 600, however fast the machine), and the polls all on
     // this thread.
     let caller = std::thread::current().id();
     let start = Instant::now();
@@ -52,7 +53,7 @@ fn futures_run_concurrently_on_the_calling_thread() {
     let ((a, b), c) = block_on(zip(zip(on(200), on(200)), on(200))).unwrap();
     let took = start.elapsed();
     assert!([a, b, c].iter().all(|t| *t == caller));
-    assert!(took < Duration::from_millis(450), "{took:?}");
+    assert!(took < Duration::from_millis(600), "{took:?}");
 }
 
 const CHILD_ENV: &str = "EV3SYSFS_TASKS_STRACE_CHILD";

@@ -82,7 +82,7 @@ fn a_realtime_simulation_holds_the_failure() {
     let start = Instant::now();
     while sim.check().is_ok() {
         assert!(
-            start.elapsed() < Duration::from_secs(2),
+            start.elapsed() < Duration::from_secs(10),
             "the failure was never reported"
         );
         std::thread::sleep(Duration::from_millis(5));
