@@ -23,10 +23,10 @@
 //! class symlink, as sysfs has it). What is opened must be a regular file
 //! (one `fstat` at open).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -168,13 +168,16 @@ impl Attribute {
             .file_name()
             .map(|n| n.to_string_lossy().into())
             .unwrap_or_default();
-        let file = OpenOptions::new()
-            .read(access.can_read())
-            .write(access.can_write())
-            // std adds O_CLOEXEC itself.
-            .custom_flags(libc::O_SYNC | libc::O_NONBLOCK | libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|e| open_error(&path, e))?;
+        let mode = match access {
+            Access::ReadOnly => libc::O_RDONLY,
+            Access::WriteOnly => libc::O_WRONLY,
+            Access::ReadWrite => libc::O_RDWR,
+        };
+        let file = crate::sys::open_cloexec(
+            &path,
+            mode | libc::O_SYNC | libc::O_NONBLOCK | libc::O_NOFOLLOW,
+        )
+        .map_err(|e| open_error(&path, e))?;
         let meta = file.metadata().map_err(|e| open_error(&path, e))?;
         if !meta.file_type().is_file() {
             return Err(Error::Io {

@@ -49,10 +49,9 @@
 
 use crate::clock::Instant;
 use std::fmt;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -266,10 +265,7 @@ impl Buttons {
     /// `input` group; `robot` is).
     pub fn open(path: impl Into<PathBuf>) -> Result<Buttons> {
         let path = path.into();
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&path)
+        let file = crate::sys::open_cloexec(&path, libc::O_RDONLY | libc::O_NONBLOCK)
             .map_err(|e| Error::from_io(&path, Operation::Open, None, e))?;
         Ok(Buttons { file, path })
     }

@@ -101,11 +101,7 @@ const PAGE: usize = 4096;
 /// a FIFO, a device node, or more than a page (sysfs never shows that).
 pub(crate) fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
+    let file = crate::sys::open_cloexec(path, libc::O_RDONLY | libc::O_NONBLOCK)?;
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
