@@ -2,7 +2,8 @@
 //! another process holds the lock (held here with util-linux `flock`, which
 //! /proc/locks lists as apt's own fcntl locks are listed) and gives up after
 //! its timeout with a message; `scripts/test-all`'s summary counts skipped
-//! tests apart from passed ones.
+//! tests apart from passed ones; the start-up benchmark's strace window
+//! (`scripts/startup/window.awk`) and launcher (`scripts/startup/exec-timed.c`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -168,4 +169,110 @@ fn count_tests_counts_skip_markers_and_ignored_tests_as_skipped() {
     assert!(out.status.success());
     // passed 5+3+4 = 12 minus 3 skipped; skipped 3 markers + 3 ignored.
     assert_eq!(String::from_utf8_lossy(&out.stdout), "9 1 6\n");
+}
+
+/// An `strace -f` log: a wrapper that execs the program, a second thread,
+/// a call split into unfinished/resumed halves, an exit line, the first run
+/// command, and calls after it.
+const STARTUP_LOG: &str = "\
+100 execve(\"/usr/bin/seccomp-414\", [\"seccomp-414\", \"/x/startup\"], 0x7e /* 3 vars */) = 0
+100 prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) = 0
+100 execve(\"/x/startup\", [\"/x/startup\"], 0x7e /* 3 vars */) = 0
+100 getdents64(3, 0x1000 /* 4 entries */, 2048) = 112
+100 openat(AT_FDCWD, \"/sys/class/tacho-motor/motor0/command\", O_WRONLY|O_CLOEXEC) = 4
+100 open(\"/sys/class/lego-sensor\", O_RDONLY|O_DIRECTORY|O_CLOEXEC) = 5
+101 read(5,  <unfinished ...>
+100 pwrite64(4, \"reset\", 5, 0) = 5
+101 <... read resumed>\"x\", 1) = 1
+101 +++ exited with 0 +++
+100 pwrite64(4, \"run-forever\", 11, 0) = 11
+100 openat(AT_FDCWD, \"/after\", O_RDONLY) = 6
+";
+
+fn startup_window(log: &str, program: Option<&str>) -> Option<String> {
+    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
+        skip("the scripts run on the host, not under qemu-user");
+        return None;
+    }
+    let dir = common::TempDir::new("startupwindow");
+    let path = dir.path().join("strace.log");
+    std::fs::write(&path, log).unwrap();
+    let mut awk = Command::new("awk");
+    if let Some(program) = program {
+        awk.arg("-v").arg(format!("program={program}"));
+    }
+    let out = awk
+        .arg("-f")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/startup/window.awk"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn the_startup_window_runs_from_the_programs_execve_to_its_first_run_command() {
+    // From the program's own execve (not the wrapper's, whose arguments
+    // name it too): execve, getdents64, openat, open, read (once, not its
+    // resumed half), pwrite64 reset, pwrite64 run-forever; the exit line
+    // is not a syscall.
+    let Some(counted) = startup_window(STARTUP_LOG, Some("/x/startup")) else {
+        return;
+    };
+    assert_eq!(counted, "7 2 1\n");
+    // Without a program: from the first execve, the wrapper's two calls too.
+    assert_eq!(startup_window(STARTUP_LOG, None).unwrap(), "9 2 1\n");
+    // No run command in the log: no figure, not a wrong one.
+    let cut = &STARTUP_LOG[..STARTUP_LOG.find("100 pwrite64(4, \"run-").unwrap()];
+    assert_eq!(startup_window(cut, Some("/x/startup")).unwrap(), "? ? ?\n");
+}
+
+#[test]
+fn the_startup_launcher_prints_the_time_then_execs_its_arguments() {
+    if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
+        skip("the scripts run on the host, not under qemu-user");
+        return;
+    }
+    if !common::has_command("cc") {
+        skip("no C compiler (cc) to build scripts/startup/exec-timed.c");
+        return;
+    }
+    let dir = common::TempDir::new("exectimed");
+    let exe = dir.path().join("exec-timed");
+    let built = Command::new("cc")
+        .args(["-O2", "-Wall", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/startup/exec-timed.c"))
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let out = Command::new(&exe)
+        .args(["sh", "-c", "echo ran $0 $1", "a", "b"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let stamp: u128 = lines
+        .next()
+        .and_then(|l| l.strip_prefix("exec-ns "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no exec-ns line: {text:?}"));
+    assert!(stamp >= before, "{stamp} < {before}");
+    assert_eq!(lines.next(), Some("ran a b"));
+    // A program that cannot be run: exit 127 and why, like a shell.
+    let out = Command::new(&exe)
+        .arg("/nonexistent/program")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("No such file"));
+    // No program: usage, exit 2.
+    let out = Command::new(&exe).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }
