@@ -330,7 +330,10 @@ fn a_shell_reads_a_click_from_the_buttons_and_beeps() {
          beep -f 523 -l 10 && echo beeped"
     );
     let (ok, stdout, stderr) = run_sh(&sim, &["--empty"], &script);
-    assert!(ok, "{stdout}\n{stderr}");
+    // ev3-sim lays its `beep` over /usr/bin with overlayfs; a kernel
+    // without it (the ARM926 guest's) gets the buttons but no `beep`.
+    let no_beep = stderr.contains("no beep for this program");
+    assert!(ok || no_beep, "{stdout}\n{stderr}");
     let lines: Vec<Vec<u32>> = stdout
         .lines()
         .filter(|l| !l.contains("beeped"))
@@ -341,6 +344,15 @@ fn a_shell_reads_a_click_from_the_buttons_and_beeps() {
     let tail = |l: &Vec<u32>| l[l.len() - 4..].to_vec();
     assert_eq!(tail(&lines[0]), [1, 28, 1, 0], "{stdout}");
     assert_eq!(tail(&lines[1]), [0, 0, 0, 0], "{stdout}");
+    if no_beep {
+        return common::skip(&format!(
+            "the beep half: ev3-sim could not provide `beep` here ({})",
+            stderr
+                .lines()
+                .find(|l| l.contains("no beep"))
+                .unwrap_or_default()
+        ));
+    }
     assert!(stdout.ends_with("beeped\n"), "{stdout}\n{stderr}");
 }
 
@@ -351,6 +363,19 @@ fn ev3sim_group_chooses_the_files_group() {
     let Some(sim) = ev3_sim() else { return };
     if Command::new("setpriv").arg("--version").output().is_err() {
         return common::skip("util-linux setpriv is missing");
+    }
+    // The refusals below are only worth something where setpriv itself can
+    // drop to nobody (the ARM926 guest's could not: its failure looked like
+    // a refused member).
+    let drop = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
+        .output()
+        .unwrap();
+    if !drop.status.success() {
+        return common::skip(&format!(
+            "setpriv cannot drop to nobody here: {}",
+            String::from_utf8_lossy(&drop.stderr).trim()
+        ));
     }
     let script = "m=/sys/class/tacho-motor/motor0; stat -c %g $m/command; \
         setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \"echo 100 > $m/speed_sp\" 2>/dev/null \
