@@ -361,13 +361,14 @@ fn a_shell_reads_a_click_from_the_buttons_and_beeps() {
 #[test]
 fn ev3sim_group_chooses_the_files_group() {
     let Some(sim) = ev3_sim() else { return };
-    if Command::new("setpriv").arg("--version").output().is_err() {
+    // By its path: busybox's sh (the ARM926 guest's) would run its own
+    // setpriv applet, which has no --reuid.
+    let Some(setpriv) = common::command_path("setpriv") else {
         return common::skip("util-linux setpriv is missing");
-    }
+    };
     // The refusals below are only worth something where setpriv itself can
-    // drop to nobody (the ARM926 guest's could not: its failure looked like
-    // a refused member).
-    let drop = Command::new("setpriv")
+    // drop to nobody: a setpriv that fails looks like a refused member.
+    let drop = Command::new(&setpriv)
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
         .output()
         .unwrap();
@@ -377,11 +378,14 @@ fn ev3sim_group_chooses_the_files_group() {
             String::from_utf8_lossy(&drop.stderr).trim()
         ));
     }
-    let script = "m=/sys/class/tacho-motor/motor0; stat -c %g $m/command; \
-        setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \"echo 100 > $m/speed_sp\" 2>/dev/null \
+    let setpriv = setpriv.display();
+    let script = format!(
+        "m=/sys/class/tacho-motor/motor0; stat -c %g $m/command; \
+        {setpriv} --reuid=65534 --regid=65534 --clear-groups sh -c \"echo 100 > $m/speed_sp\" 2>/dev/null \
           && echo member-wrote || echo member-refused; \
-        setpriv --reuid=65534 --regid=65533 --clear-groups sh -c \"echo 100 > $m/speed_sp\" 2>/dev/null \
-          && echo outsider-wrote || echo outsider-refused";
+        {setpriv} --reuid=65534 --regid=65533 --clear-groups sh -c \"echo 100 > $m/speed_sp\" 2>/dev/null \
+          && echo outsider-wrote || echo outsider-refused"
+    );
     let out = Command::new("timeout")
         .arg("120")
         .arg(&sim)
@@ -391,7 +395,7 @@ fn ev3sim_group_chooses_the_files_group() {
             "--over-sys-class",
             "--",
         ])
-        .args(["sh", "-c", script])
+        .args(["sh", "-c", &script])
         .env("EV3SIM_GROUP", "65534")
         .output()
         .unwrap();

@@ -563,11 +563,18 @@ fn elf_machine(path: &Path) -> Option<u16> {
 /// Whether `name` is an executable file in a directory of `$PATH` (a tool
 /// a test starts: strace, flock, qemu-arm-static).
 pub fn has_command(name: &str) -> bool {
-    let Some(path) = std::env::var_os("PATH") else {
-        return false;
-    };
-    std::env::split_paths(&path).any(|dir| {
-        fs::metadata(dir.join(name))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
+    command_path(name).is_some()
+}
+
+/// The first executable file `name` in a directory of `$PATH`. A script
+/// that must run that very program names it by this path: busybox's `sh`
+/// runs its own applet of the same name first (the ARM926 guest's
+/// `setpriv`, which has no `--reuid`).
+pub fn command_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|file| {
+            fs::metadata(file).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
