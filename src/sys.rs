@@ -1,6 +1,8 @@
 //! The crate's only `unsafe` code: what the stop guard needs to stop motors
 //! from a signal handler (POSIX signal handling and raw, async-signal-safe
-//! syscalls). Everything here is wrapped in safe functions.
+//! syscalls), and the few calls std does not make as the crate needs them
+//! (`fgetxattr`, an `openat` without musl's extra `fcntl`). Everything here
+//! is wrapped in safe functions.
 #![allow(unsafe_code)]
 
 use std::cell::UnsafeCell;
