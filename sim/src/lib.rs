@@ -498,44 +498,17 @@ impl MockTree {
 
 impl Drop for MockTree {
     fn drop(&mut self) {
+        // Unmounted at once when nothing is open, else lazily; the serving
+        // thread ends with the connection.
         self.service
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .end();
-        // Unmounted at once when nothing is open, else lazily; the serving
-        // thread ends with the connection.
-        unmount(&self.root);
+            .end(&self.root);
         if self.made_root {
             if let Err(e) = std::fs::remove_dir(&self.root) {
                 log::warn!("could not remove {}: {e}", self.root.display());
             }
         }
-    }
-}
-
-/// Unmounts the brick at `dir`; lazily when files are still open (`EBUSY`).
-fn unmount(dir: &Path) {
-    use nix::mount::{umount2, MntFlags};
-    match umount2(dir, MntFlags::empty()) {
-        Ok(()) => {}
-        Err(nix::errno::Errno::EBUSY) => {
-            if let Err(e) = umount2(dir, MntFlags::MNT_DETACH) {
-                log::warn!("could not unmount {}: {e}", dir.display());
-            }
-        }
-        // Not root: through fuse3's setuid helper, lazily.
-        Err(nix::errno::Errno::EPERM) => {
-            let done = std::process::Command::new("fusermount3")
-                .arg("-uz")
-                .arg(dir)
-                .stdout(std::process::Stdio::null())
-                .status();
-            if !done.is_ok_and(|s| s.success()) {
-                log::warn!("could not unmount {} (fusermount3 -uz)", dir.display());
-            }
-        }
-        // EINVAL: not mounted (any more).
-        Err(e) => log::debug!("umount {}: {e}", dir.display()),
     }
 }
 

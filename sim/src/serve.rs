@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::{mpsc, Mutex};
 use std::time::SystemTime;
 
-use fuser::{Config, MountOption, PollNotifier, Session, SessionACL};
+use fuser::{Config, MountOption, PollNotifier, Session, SessionACL, SessionUnmounter};
 
 use super::fs::{BrickFs, SharedBrick};
 
@@ -16,14 +16,28 @@ use super::fs::{BrickFs, SharedBrick};
 pub(crate) struct Service {
     /// Entry in the process's table of served bricks.
     served: Option<usize>,
+    /// The session's mount, taken out of it when the brick is unmounted.
+    unmounter: Option<SessionUnmounter>,
 }
 
 impl Service {
-    /// Forgets the brick before it is unmounted.
-    pub(crate) fn end(&mut self) {
+    /// Forgets the brick, then unmounts it at `dir`: at once when nothing
+    /// is open, else lazily. The serving thread ends with the connection.
+    pub(crate) fn end(&mut self, dir: &Path) {
         if let Some(i) = self.served.take() {
             ev3sysfs::guard::served::unregister(i);
         }
+        // The session's own unmount, when the serving thread ends, would
+        // find the brick gone and warn (fuser 0.18): take its mount first.
+        // Its check of the connection polls a descriptor number of the
+        // serving thread's table in this thread's, so it may unmount or
+        // not; `unmount` below makes sure.
+        if let Some(mut unmounter) = self.unmounter.take() {
+            if let Err(e) = unmounter.unmount() {
+                log::debug!("fuser's unmount of {}: {e}", dir.display());
+            }
+        }
+        unmount(dir);
     }
 }
 
@@ -52,12 +66,12 @@ pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<Service> {
     } else {
         SessionACL::Owner
     };
-    let (ready, mounted) = mpsc::sync_channel(1);
+    let (ready, mounted) = mpsc::sync_channel::<io::Result<SessionUnmounter>>(1);
     let path = dir.to_path_buf();
     std::thread::Builder::new()
         .name("ev3sim-fuse".into())
         .spawn(move || serve(brick, &path, &config, &ready))?;
-    mounted
+    let unmounter = mounted
         .recv()
         .unwrap_or_else(|_| Err(io::Error::other("the serving thread ended")))?;
     let served = ev3sysfs::guard::served::register(dir, abort_file(dir));
@@ -67,7 +81,36 @@ pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<Service> {
             dir.display()
         );
     }
-    Ok(Service { served })
+    Ok(Service {
+        served,
+        unmounter: Some(unmounter),
+    })
+}
+
+/// Unmounts the brick at `dir`; lazily when files are still open (`EBUSY`).
+fn unmount(dir: &Path) {
+    use nix::mount::{umount2, MntFlags};
+    match umount2(dir, MntFlags::empty()) {
+        Ok(()) => {}
+        Err(nix::errno::Errno::EBUSY) => {
+            if let Err(e) = umount2(dir, MntFlags::MNT_DETACH) {
+                log::warn!("could not unmount {}: {e}", dir.display());
+            }
+        }
+        // Not root: through fuse3's setuid helper, lazily.
+        Err(nix::errno::Errno::EPERM) => {
+            let done = std::process::Command::new("fusermount3")
+                .arg("-uz")
+                .arg(dir)
+                .stdout(std::process::Stdio::null())
+                .status();
+            if !done.is_ok_and(|s| s.success()) {
+                log::warn!("could not unmount {} (fusermount3 -uz)", dir.display());
+            }
+        }
+        // EINVAL: not mounted (any more).
+        Err(e) => log::debug!("umount {}: {e}", dir.display()),
+    }
 }
 
 /// The serving thread: own descriptor table, guard signals blocked, mount,
@@ -76,7 +119,7 @@ fn serve(
     brick: SharedBrick,
     dir: &Path,
     config: &Config,
-    ready: &mpsc::SyncSender<io::Result<()>>,
+    ready: &mpsc::SyncSender<io::Result<SessionUnmounter>>,
 ) {
     use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
     let mut blocked = SigSet::empty();
@@ -127,14 +170,14 @@ fn serve(
         owners: Mutex::default(),
         held: Mutex::default(),
     };
-    let session = match Session::new(fs, dir, config) {
+    let mut session = match Session::new(fs, dir, config) {
         Ok(session) => session,
         Err(e) => {
             let _ = ready.send(Err(e));
             return;
         }
     };
-    let _ = ready.send(Ok(()));
+    let _ = ready.send(Ok(session.unmount_callable()));
     if let Err(e) = session.run() {
         log::debug!("simulated brick {}: {e}", dir.display());
     }
