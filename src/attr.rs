@@ -265,7 +265,7 @@ impl Attribute {
         if !self.access.can_write() {
             return Err(self.wrong_access(Operation::Write));
         }
-        // The libc call itself, inlined here (src/sys.rs): std's `write_at`
+        // The libc call itself, inlined here (src/sys/mod.rs): std's `write_at`
         // and nix's `pwrite` are out-of-line functions.
         let written = crate::sys::pwrite_at_start(self.file.as_fd(), bytes);
         if written == Ok(bytes.len()) {
@@ -346,7 +346,7 @@ impl Attribute {
         if !self.access.can_read() {
             return Err(self.wrong_access(Operation::Read));
         }
-        // The libc call itself, inlined here (src/sys.rs): std's `read_at`
+        // The libc call itself, inlined here (src/sys/mod.rs): std's `read_at`
         // and nix's `pread` are out-of-line functions.
         crate::sys::pread_at_start(self.file.as_fd(), buf).map_err(|e| self.read_error(e))
     }
