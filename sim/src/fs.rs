@@ -54,18 +54,31 @@ const MARKER_VALUE: &[u8] = b"simulated-brick";
 #[derive(Clone)]
 pub(crate) struct Poller {
     notifier: Option<PollNotifier>,
-    to: mpsc::Sender<PollNotifier>,
+    to: mpsc::Sender<ToServing>,
 }
 
 impl Drop for Poller {
     fn drop(&mut self) {
         if let Some(notifier) = self.notifier.take() {
-            if let Err(mpsc::SendError(notifier)) = self.to.send(notifier) {
+            if let Err(mpsc::SendError(ToServing::Notify(notifier))) =
+                self.to.send(ToServing::Notify(notifier))
+            {
                 log::debug!("poll notification not delivered: the brick is no longer served");
                 std::mem::forget(notifier);
             }
         }
     }
+}
+
+/// What the serving threads' notifier does for others: whatever holds the
+/// connection's `/dev/fuse` descriptor is used and dropped there.
+pub(crate) enum ToServing {
+    /// Wake a poller.
+    Notify(PollNotifier),
+    /// Keep the session's mount (sent once, by the serving thread).
+    Mount(fuser::SessionUnmounter),
+    /// Take the session's mount and unmount it; the answer is fuser's.
+    Unmount(mpsc::SyncSender<std::io::Result<()>>),
 }
 
 /// The brick as the file system and its owner share it.
@@ -124,7 +137,7 @@ fn perm(mode: Mode) -> u16 {
 /// The FUSE file system of one simulated brick.
 pub(crate) struct BrickFs {
     pub(super) brick: SharedBrick,
-    pub(super) notify: mpsc::Sender<PollNotifier>,
+    pub(super) notify: mpsc::Sender<ToServing>,
     pub(super) uid: u32,
     pub(super) gid: u32,
     pub(super) born: SystemTime,

@@ -7,17 +7,17 @@ use std::path::Path;
 use std::sync::{mpsc, Mutex};
 use std::time::SystemTime;
 
-use fuser::{Config, MountOption, PollNotifier, Session, SessionACL, SessionUnmounter};
+use fuser::{Config, MountOption, Session, SessionACL};
 
-use super::fs::{BrickFs, SharedBrick};
+use super::fs::{BrickFs, SharedBrick, ToServing};
 
 /// The service of one mounted brick.
 #[derive(Debug)]
 pub(crate) struct Service {
     /// Entry in the process's table of served bricks.
     served: Option<usize>,
-    /// The session's mount, taken out of it when the brick is unmounted.
-    unmounter: Option<SessionUnmounter>,
+    /// The serving threads' notifier, which keeps the session's mount.
+    serving: mpsc::Sender<ToServing>,
 }
 
 impl Service {
@@ -28,12 +28,17 @@ impl Service {
             ev3sysfs::guard::served::unregister(i);
         }
         // The session's own unmount, when the serving thread ends, would
-        // find the brick gone and warn (fuser 0.18): take its mount first.
-        // Its check of the connection polls a descriptor number of the
-        // serving thread's table in this thread's, so it may unmount or
-        // not; `unmount` below makes sure.
-        if let Some(mut unmounter) = self.unmounter.take() {
-            if let Err(e) = unmounter.unmount() {
+        // find the brick gone and warn (fuser 0.18 takes a dead connection
+        // for a live one): its mount is taken out first, by the notifier,
+        // since the mount holds the `/dev/fuse` descriptor of the serving
+        // threads' table (see `fs::Poller`).
+        let (answer, answered) = mpsc::sync_channel(1);
+        if self.serving.send(ToServing::Unmount(answer)).is_ok() {
+            let done = answered
+                .recv_timeout(std::time::Duration::from_secs(5))
+                .map_err(io::Error::other)
+                .and_then(|done| done);
+            if let Err(e) = done {
                 log::debug!("fuser's unmount of {}: {e}", dir.display());
             }
         }
@@ -66,12 +71,12 @@ pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<Service> {
     } else {
         SessionACL::Owner
     };
-    let (ready, mounted) = mpsc::sync_channel::<io::Result<SessionUnmounter>>(1);
+    let (ready, mounted) = mpsc::sync_channel::<io::Result<mpsc::Sender<ToServing>>>(1);
     let path = dir.to_path_buf();
     std::thread::Builder::new()
         .name("ev3sim-fuse".into())
         .spawn(move || serve(brick, &path, &config, &ready))?;
-    let unmounter = mounted
+    let serving = mounted
         .recv()
         .unwrap_or_else(|_| Err(io::Error::other("the serving thread ended")))?;
     let served = ev3sysfs::guard::served::register(dir, abort_file(dir));
@@ -81,10 +86,7 @@ pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<Service> {
             dir.display()
         );
     }
-    Ok(Service {
-        served,
-        unmounter: Some(unmounter),
-    })
+    Ok(Service { served, serving })
 }
 
 /// Unmounts the brick at `dir`; lazily when files are still open (`EBUSY`).
@@ -97,8 +99,9 @@ fn unmount(dir: &Path) {
                 log::warn!("could not unmount {}: {e}", dir.display());
             }
         }
-        // Not root: through fuse3's setuid helper, lazily.
-        Err(nix::errno::Errno::EPERM) => {
+        // Not root: through fuse3's setuid helper, lazily, unless fuser's
+        // own unmount (the same helper) has done it.
+        Err(nix::errno::Errno::EPERM) if still_mounted(dir) => {
             let done = std::process::Command::new("fusermount3")
                 .arg("-uz")
                 .arg(dir)
@@ -113,13 +116,20 @@ fn unmount(dir: &Path) {
     }
 }
 
+/// `true` unless `dir` is no longer a FUSE mount (a dead connection,
+/// `ENOTCONN`, is still mounted).
+fn still_mounted(dir: &Path) -> bool {
+    use nix::sys::statfs::{statfs, FUSE_SUPER_MAGIC};
+    statfs(dir).map_or(true, |fs| fs.filesystem_type() == FUSE_SUPER_MAGIC)
+}
+
 /// The serving thread: own descriptor table, guard signals blocked, mount,
 /// then serve until unmounted.
 fn serve(
     brick: SharedBrick,
     dir: &Path,
     config: &Config,
-    ready: &mpsc::SyncSender<io::Result<SessionUnmounter>>,
+    ready: &mpsc::SyncSender<io::Result<mpsc::Sender<ToServing>>>,
 ) {
     use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
     let mut blocked = SigSet::empty();
@@ -141,25 +151,19 @@ fn serve(
         return;
     }
     close_inherited_descriptors();
-    let (notify, notifications) = mpsc::channel::<PollNotifier>();
+    let (notify, notifications) = mpsc::channel::<ToServing>();
     // Shares this thread's descriptor table: the only other place where
     // `/dev/fuse` is open.
     let notifier = std::thread::Builder::new()
         .name("ev3sim-notify".into())
-        .spawn(move || {
-            for poller in notifications {
-                if let Err(e) = poller.notify() {
-                    log::debug!("poll notification not delivered: {e}");
-                }
-            }
-        });
+        .spawn(move || notifier(&notifications));
     if let Err(e) = notifier {
         let _ = ready.send(Err(e));
         return;
     }
     let fs = BrickFs {
         brick,
-        notify,
+        notify: notify.clone(),
         uid: nix::unistd::getuid().as_raw(),
         gid: if nix::unistd::geteuid().is_root() {
             super::fs::brick_group()
@@ -177,9 +181,30 @@ fn serve(
             return;
         }
     };
-    let _ = ready.send(Ok(session.unmount_callable()));
+    let _ = notify.send(ToServing::Mount(session.unmount_callable()));
+    let _ = ready.send(Ok(notify));
     if let Err(e) = session.run() {
         log::debug!("simulated brick {}: {e}", dir.display());
+    }
+}
+
+/// The serving threads' notifier: wakes pollers, keeps the session's mount
+/// and unmounts it on request; ends when nobody can send any more.
+fn notifier(requests: &mpsc::Receiver<ToServing>) {
+    let mut mount = None;
+    for request in requests {
+        match request {
+            ToServing::Notify(poller) => {
+                if let Err(e) = poller.notify() {
+                    log::debug!("poll notification not delivered: {e}");
+                }
+            }
+            ToServing::Mount(unmounter) => mount = Some(unmounter),
+            ToServing::Unmount(answer) => {
+                let done = mount.take().map_or(Ok(()), |mut m| m.unmount());
+                let _ = answer.send(done);
+            }
+        }
     }
 }
 
