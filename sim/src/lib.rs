@@ -171,7 +171,7 @@ impl MockTree {
 
     fn mount(root: PathBuf, made_root: bool) -> Result<MockTree> {
         let brick = Arc::new(Mutex::new(state::Brick::new(models::create)));
-        match serve::mount(Arc::clone(&brick), &root) {
+        match serve::mount(Arc::clone(&brick), &root, made_root) {
             Ok(service) => Ok(MockTree {
                 root,
                 made_root,
@@ -505,8 +505,12 @@ impl Drop for MockTree {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .end(&self.root);
         if self.made_root {
-            if let Err(e) = std::fs::remove_dir(&self.root) {
-                log::warn!("could not remove {}: {e}", self.root.display());
+            match std::fs::remove_dir(&self.root) {
+                // (Removed already when the brick was ended by a signal.)
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    log::warn!("could not remove {}: {e}", self.root.display());
+                }
+                _ => {}
             }
         }
     }

@@ -47,11 +47,12 @@ impl Service {
 }
 
 /// Mounts `brick` at `dir` and serves it from a thread of this process
-/// with a file descriptor table of its own (see the module docs).
+/// with a file descriptor table of its own (see the module docs); a
+/// process that ends removes `dir` when it was `made_for_it`.
 ///
 /// # Errors
 /// The mount's error, with what the simulated brick needs.
-pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<Service> {
+pub(crate) fn mount(brick: SharedBrick, dir: &Path, made_for_it: bool) -> io::Result<Service> {
     install_process_hooks();
     let root = nix::unistd::geteuid().is_root();
     let mut config = Config::default();
@@ -79,7 +80,7 @@ pub(crate) fn mount(brick: SharedBrick, dir: &Path) -> io::Result<Service> {
     let serving = mounted
         .recv()
         .unwrap_or_else(|_| Err(io::Error::other("the serving thread ended")))?;
-    let served = ev3sysfs::guard::served::register(dir, abort_file(dir));
+    let served = ev3sysfs::guard::served::register(dir, abort_file(dir), made_for_it);
     if served.is_none() {
         log::warn!(
             "too many simulated bricks: {} is not ended at exit",

@@ -6,7 +6,8 @@
 //! `EV3SYSFS_HANG_RUNS` times (default 100) in a child process, which must
 //! end within 10 s (a hang is forever; at load average 15 on two cores one
 //! run in 200 took more than 2 s to exit), with no thread left in `D` or `Z`
-//! state and no mount left behind.
+//! state and no mount left behind, nor (unless killed) the directory the
+//! brick was mounted on when it was made for it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../../tests/common/mod.rs"]
@@ -197,14 +198,20 @@ fn wait_for_line(child: &mut Child, what: &str) {
     std::thread::spawn(move || lines.for_each(drop));
 }
 
-/// Runs `start` `n` times; counts the runs that hung and those that left a
-/// mount behind.
-fn count(n: usize, mut start: impl FnMut() -> Child) -> (usize, usize, Vec<String>) {
+/// Runs `start` `n` times, each with a temporary directory of its own
+/// for the child's `TMPDIR`; counts the runs that hung and those that left
+/// a mount or (unless `killed`) the brick's mount point behind.
+fn count(
+    n: usize,
+    killed: bool,
+    mut start: impl FnMut(&Path) -> Child,
+) -> (usize, usize, Vec<String>) {
     let (mut hung, mut left) = (0, 0);
     let mut notes = Vec::new();
     for _ in 0..n {
+        let tmp = nix::unistd::mkdtemp(&std::env::temp_dir().join("served-ends-XXXXXX")).unwrap();
         let before = brick_mounts();
-        let mut child = start();
+        let mut child = start(&tmp);
         let connections: Vec<String> = brick_mounts()
             .into_iter()
             .filter(|m| !before.contains(m))
@@ -223,14 +230,29 @@ fn count(n: usize, mut start: impl FnMut() -> Child) -> (usize, usize, Vec<Strin
                 nix::mount::MntFlags::MNT_FORCE | nix::mount::MntFlags::MNT_DETACH,
             );
         }
+        // The directory `MockTree::new` made to mount the brick on: gone
+        // with the brick, but after SIGKILL.
+        let made: Vec<PathBuf> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        if !made.is_empty() && !killed {
+            left += 1;
+            notes.push("mount point left behind".to_owned());
+        }
+        for dir in made {
+            let _ = std::fs::remove_dir(dir);
+        }
+        let _ = std::fs::remove_dir(&tmp);
     }
     notes.sort();
     notes.dedup();
     (hung, left, notes)
 }
 
-fn child_mode(mode: &str) -> Child {
+fn child_mode(mode: &str, tmp: &Path) -> Child {
     let mut c = common::child_test("hang_child", CHILD_ENV, mode, Path::new("/"))
+        .env("TMPDIR", tmp)
         // The 10 s are for ending, not for symbolising a panic's backtrace
         // on a loaded machine.
         .env("RUST_BACKTRACE", "0")
@@ -240,7 +262,7 @@ fn child_mode(mode: &str) -> Child {
     c
 }
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn fuse_here() -> bool {
     match MockTree::new() {
@@ -260,17 +282,17 @@ fn a_program_serving_the_brick_always_ends() {
     let n = runs();
     let mut failures = Vec::new();
     for mode in ["show", "store", "tick", "reader-end", "reader-exit"] {
-        let (hung, left, notes) = count(n, || child_mode(mode));
-        println!("{mode}: hung {hung}/{n}, mount left {left}/{n} {notes:?}");
+        let (hung, left, notes) = count(n, false, |tmp| child_mode(mode, tmp));
+        println!("{mode}: hung {hung}/{n}, left behind {left}/{n} {notes:?}");
         if hung + left > 0 {
             failures.push(format!(
-                "{mode}: hung {hung}/{n}, mount left {left}/{n} {notes:?}"
+                "{mode}: hung {hung}/{n}, left behind {left}/{n} {notes:?}"
             ));
         }
     }
     let probe = env!("CARGO_BIN_EXE_ev3-probe");
     for signal in ["TERM", "INT", "KILL"] {
-        let (hung, left, notes) = count(n, || {
+        let (hung, left, notes) = count(n, signal == "KILL", |tmp| {
             let c = common::own_binary(probe)
                 .args([
                     "--mock",
@@ -281,6 +303,7 @@ fn a_program_serving_the_brick_always_ends() {
                     "--max-time",
                     "20",
                 ])
+                .env("TMPDIR", tmp)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
                 .spawn()
@@ -292,10 +315,12 @@ fn a_program_serving_the_brick_always_ends() {
                 .status();
             c
         });
-        println!("ev3-probe --mock, SIG{signal}: hung {hung}/{n}, mount left {left}/{n} {notes:?}");
+        println!(
+            "ev3-probe --mock, SIG{signal}: hung {hung}/{n}, left behind {left}/{n} {notes:?}"
+        );
         if hung + left > 0 {
             failures.push(format!(
-                "ev3-probe SIG{signal}: hung {hung}/{n}, mount left {left}/{n} {notes:?}"
+                "ev3-probe SIG{signal}: hung {hung}/{n}, left behind {left}/{n} {notes:?}"
             ));
         }
     }

@@ -515,9 +515,10 @@ pub mod served {
 
     /// Registers a simulated brick this process serves at `mount` (its
     /// fusectl `abort` file, if any): it is ended first when the process
-    /// ends (exit, fatal signal, the guard). `None` when the table is full.
-    pub fn register(mount: &Path, abort: Option<OwnedFd>) -> Option<usize> {
-        crate::sys::register_served(mount, abort)
+    /// ends (exit, fatal signal, the guard), and `mount` is removed then
+    /// when `made_for_it`. `None` when the table is full.
+    pub fn register(mount: &Path, abort: Option<OwnedFd>, made_for_it: bool) -> Option<usize> {
+        crate::sys::register_served(mount, abort, made_for_it)
     }
 
     /// Forgets entry `i` (before the brick is unmounted).

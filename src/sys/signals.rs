@@ -241,6 +241,8 @@ struct Served {
     path: AtomicPtr<libc::c_char>,
     /// `/sys/fs/fuse/connections/N/abort` opened for writing, or -1.
     abort: AtomicI32,
+    /// The mount point is a directory made for the brick: removed with it.
+    remove: AtomicBool,
 }
 
 static SERVED: [Served; MAX_SERVED] = [const {
@@ -248,16 +250,19 @@ static SERVED: [Served; MAX_SERVED] = [const {
         owner: AtomicI32::new(0),
         path: AtomicPtr::new(std::ptr::null_mut()),
         abort: AtomicI32::new(-1),
+        remove: AtomicBool::new(false),
     }
 }; MAX_SERVED];
 
 /// Registers a simulated brick this process serves at `mount`, ended by
 /// [`end_served_bricks`]; `abort` is its connection's fusectl `abort` file
-/// when there is one (kept open until unregistered). Returns the entry, or
-/// `None` when the table is full.
+/// when there is one (kept open until unregistered); `remove` says that
+/// the mount point was made for the brick and goes with it. Returns the
+/// entry, or `None` when the table is full.
 pub(crate) fn register_served(
     mount: &std::path::Path,
     abort: Option<std::os::fd::OwnedFd>,
+    remove: bool,
 ) -> Option<usize> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(mount.as_os_str().as_bytes()).ok()?;
@@ -273,6 +278,7 @@ pub(crate) fn register_served(
         abort.map_or(-1, std::os::fd::IntoRawFd::into_raw_fd),
         Ordering::Release,
     );
+    s.remove.store(remove, Ordering::Release);
     s.owner.store(me, Ordering::Release);
     Some(i)
 }
@@ -295,8 +301,10 @@ pub(crate) fn unregister_served(i: usize) {
 /// Ends the service of every simulated brick this process serves, so that
 /// no thread of it waits on a file system that nobody will serve: aborts the
 /// FUSE connection (fusectl's `abort`, or a forced unmount as root), and
-/// detaches the mount. Only in the process that registered them (not in a
-/// forked child). Async-signal-safe: `getpid`, `write`, `umount2`.
+/// detaches the mount, then removes a mount point made for the brick (a
+/// process that ends leaves no directory behind). Only in the process that
+/// registered them (not in a forked child). Async-signal-safe: `getpid`,
+/// `write`, `umount2`, `rmdir`.
 pub(crate) fn end_served_bricks() {
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };
@@ -314,6 +322,11 @@ pub(crate) fn end_served_bricks() {
             // SAFETY: `path` is a leaked, NUL-terminated CString that is
             // never freed.
             unsafe { libc::umount2(path, libc::MNT_FORCE | libc::MNT_DETACH) };
+            if s.remove.load(Ordering::Acquire) {
+                // SAFETY: as above; an error (still mounted, not root: EBUSY)
+                // leaves the directory.
+                unsafe { libc::rmdir(path) };
+            }
         }
     }
 }
