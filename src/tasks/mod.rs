@@ -69,7 +69,7 @@ pub use futures_lite::future::{or, zip};
 pub use reactor::block_on;
 
 use crate::clock::Instant;
-use reactor::WakeUp;
+use reactor::{now, WakeUp};
 
 use crate::buttons::{Action, Button, Buttons};
 use crate::drive::{DriveBase, Hold, Step};
@@ -95,13 +95,13 @@ const OTHER_PERIOD: Duration = Duration::from_millis(10);
 pub async fn sleep(duration: Duration) {
     // A wait without a descriptor cannot fail in the reactor; outside it,
     // an interrupted sleep ends early.
-    let _ = WakeUp::new(None, 0, Instant::now() + duration).await;
+    let _ = WakeUp::new(None, 0, now() + duration).await;
 }
 
 /// Until `motor`'s `state` is notified or `period` passes (at most
 /// `deadline`).
 async fn state_changed(motor: &TachoMotor, period: Duration, deadline: Instant) -> Result<()> {
-    let at = deadline.min(Instant::now() + period);
+    let at = deadline.min(now() + period);
     WakeUp::new(Some(motor.state_attribute().as_fd()), libc::POLLPRI, at).await
 }
 
@@ -122,16 +122,16 @@ pub async fn motor_until(
     mut done: impl FnMut(State) -> bool,
     timeout: Duration,
 ) -> Result<State> {
-    let start = Instant::now();
+    let start = now();
     let period = motor_period(motor);
     loop {
         let state = motor.state()?;
         if done(state) {
             return Ok(state);
         }
-        let left = timeout.saturating_sub(start.elapsed());
-        if left.is_zero() {
-            return Err(motor.state_timeout(state, start.elapsed()));
+        let waited = now().saturating_duration_since(start);
+        if waited >= timeout {
+            return Err(motor.state_timeout(state, waited));
         }
         state_changed(motor, period, start + timeout).await?;
     }
@@ -189,7 +189,7 @@ pub async fn run_target(
 /// Waits for the drive base's current move, updating its odometry.
 async fn finish_drive(base: &DriveBase) -> Result<Finished> {
     let period = motor_period(base.left());
-    let start = Instant::now();
+    let start = now();
     let deadline = start + crate::motor::STALL_WAIT_LIMIT;
     let grace = if base.left().is_sysfs() {
         Duration::ZERO
@@ -198,16 +198,17 @@ async fn finish_drive(base: &DriveBase) -> Result<Finished> {
     };
     let mut seen_running = false;
     loop {
+        let waited = now().saturating_duration_since(start);
         match base.check()? {
-            Some(Finished::Done) if !seen_running && start.elapsed() < grace => {}
+            Some(Finished::Done) if !seen_running && waited < grace => {}
             Some(finished) => return Ok(finished),
             None => seen_running = true,
         }
-        if start.elapsed() > crate::motor::STALL_WAIT_LIMIT {
+        if waited > crate::motor::STALL_WAIT_LIMIT {
             base.stop()?;
             return Err(Error::Timeout {
                 what: "drive base move".to_owned(),
-                waited: start.elapsed(),
+                waited,
             });
         }
         // Either wheel's notification (or the period) wakes it.
@@ -231,7 +232,7 @@ pub async fn straight(base: &DriveBase, distance: Millimetres) -> Result<Finishe
         base.start_straight(distance)?;
         return finish_drive(base).await;
     };
-    let mut next = Instant::now();
+    let mut next = now();
     loop {
         match hold.step(base)? {
             Step::Go => {}
@@ -269,7 +270,7 @@ pub async fn button_pressed(buttons: &Buttons, button: Option<Button>) -> Result
                 return Ok(event.button);
             }
         }
-        let at = Instant::now() + BUTTON_PERIOD;
+        let at = now() + BUTTON_PERIOD;
         WakeUp::new(Some(buttons.as_fd()), libc::POLLIN, at).await?;
     }
 }
@@ -291,7 +292,7 @@ pub async fn sensor_value(sensor: &Sensor, index: usize, threshold: Threshold) -
         if threshold.holds(value) {
             return Ok(value);
         }
-        let at = Instant::now() + period;
+        let at = now() + period;
         WakeUp::new(Some(attribute.as_fd()), libc::POLLPRI, at).await?;
     }
 }

@@ -42,6 +42,10 @@ struct Reactor {
     fd_tokens: Vec<u64>,
     /// Inside [`block_on`] on this thread.
     running: bool,
+    /// The clock for the futures being polled ([`now`]): read right after
+    /// the `poll(2)` that woke them or at their first look; `None` between
+    /// two polls of them.
+    now: Option<Instant>,
 }
 
 thread_local! {
@@ -68,6 +72,12 @@ fn millis_until(deadline: Instant) -> i32 {
 }
 
 impl Reactor {
+    /// See [`now`]: `None` outside `block_on`.
+    fn now(&mut self) -> Option<Instant> {
+        self.running
+            .then(|| *self.now.get_or_insert_with(Instant::now))
+    }
+
     /// One `poll(2)` on every registered descriptor until the earliest
     /// deadline; marks what fired.
     fn wait(&mut self) -> Result<()> {
@@ -92,6 +102,7 @@ impl Reactor {
             Err(errno) => return Err(poll_error(errno)),
         }
         let now = Instant::now();
+        self.now = Some(now);
         let (fds, tokens, fired) = (&self.fds, &self.fd_tokens, &mut self.fired);
         self.waiting.retain(|e| {
             let ready = e.deadline <= now
@@ -106,6 +117,21 @@ impl Reactor {
         });
         Ok(())
     }
+}
+
+/// The time for the futures [`block_on`] is polling: the clock is read
+/// once a poll of them (right after the `poll(2)` that woke them, or at
+/// their first look), so a wake-up costs two clock reads however often its
+/// futures look at the time (each read a syscall on the brick, which has no
+/// vDSO); outside `block_on`, the clock. What the futures ran since makes
+/// it late by microseconds; the next `poll(2)`'s timeout reads the clock
+/// afresh.
+pub(crate) fn now() -> Instant {
+    REACTOR
+        .try_with(|r| r.try_borrow_mut().ok().and_then(|mut r| r.now()))
+        .ok()
+        .flatten()
+        .unwrap_or_else(Instant::now)
 }
 
 /// Waits for `events` on `fd` (or nothing, for `None`) or `deadline`,
@@ -161,7 +187,7 @@ impl Future for WakeUp<'_> {
                     Err(errno) => Err(poll_error(errno)),
                 };
             }
-            if deadline <= Instant::now() {
+            if r.now().is_some_and(|now| deadline <= now) {
                 return Ok(None);
             }
             r.next = r.next.wrapping_add(1);
@@ -237,6 +263,7 @@ impl Drop for Running {
         let _ = REACTOR.try_with(|r| {
             if let Ok(mut r) = r.try_borrow_mut() {
                 r.running = false;
+                r.now = None;
                 r.waiting.clear();
                 r.fired.clear();
             }
@@ -260,7 +287,11 @@ pub fn block_on<T>(future: impl Future<Output = T>) -> Result<T> {
     let mut cx = Context::from_waker(&waker);
     let mut future = pin!(future);
     loop {
-        if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+        let polled = future.as_mut().poll(&mut cx);
+        // The next poll of the future (after a `poll(2)`, or again at once
+        // when it yielded) has a clock read of its own.
+        REACTOR.with_borrow_mut(|r| r.now = None);
+        if let Poll::Ready(value) = polled {
             return Ok(value);
         }
         if flag.0.swap(false, Ordering::Acquire) {
