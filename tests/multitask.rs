@@ -163,3 +163,20 @@ fn a_touch_future_wakes_when_the_sensor_is_pressed() {
         assert!(start.elapsed() >= Duration::from_millis(40));
     });
 }
+
+/// The reactor shares one clock read among the futures a wake-up polls:
+/// a sleep or a timeout that starts after one of them blocked the thread
+/// still counts from its own start.
+#[test]
+fn a_sleep_after_blocking_work_in_the_same_poll_sleeps_its_full_time() {
+    let took = block_on(async {
+        // A wake-up, so that the reactor's clock read is the shared one.
+        tasks::sleep(Duration::from_millis(1)).await;
+        std::thread::sleep(Duration::from_millis(200));
+        let start = Instant::now();
+        tasks::sleep(Duration::from_millis(100)).await;
+        start.elapsed()
+    })
+    .unwrap();
+    assert!(took >= Duration::from_millis(100), "{took:?}");
+}

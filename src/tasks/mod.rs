@@ -95,7 +95,7 @@ const OTHER_PERIOD: Duration = Duration::from_millis(10);
 pub async fn sleep(duration: Duration) {
     // A wait without a descriptor cannot fail in the reactor; outside it,
     // an interrupted sleep ends early.
-    let _ = WakeUp::new(None, 0, now() + duration).await;
+    let _ = WakeUp::new(None, 0, Instant::now() + duration).await;
 }
 
 /// Until `motor`'s `state` is notified or `period` passes (at most
@@ -122,7 +122,7 @@ pub async fn motor_until(
     mut done: impl FnMut(State) -> bool,
     timeout: Duration,
 ) -> Result<State> {
-    let start = now();
+    let start = Instant::now();
     let period = motor_period(motor);
     loop {
         let state = motor.state()?;
@@ -189,7 +189,7 @@ pub async fn run_target(
 /// Waits for the drive base's current move, updating its odometry.
 async fn finish_drive(base: &DriveBase) -> Result<Finished> {
     let period = motor_period(base.left());
-    let start = now();
+    let start = Instant::now();
     let deadline = start + crate::motor::STALL_WAIT_LIMIT;
     let grace = if base.left().is_sysfs() {
         Duration::ZERO
@@ -232,7 +232,7 @@ pub async fn straight(base: &DriveBase, distance: Millimetres) -> Result<Finishe
         base.start_straight(distance)?;
         return finish_drive(base).await;
     };
-    let mut next = now();
+    let mut next = Instant::now();
     loop {
         match hold.step(base)? {
             Step::Go => {}

@@ -119,13 +119,15 @@ impl Reactor {
     }
 }
 
-/// The time for the futures [`block_on`] is polling: the clock is read
-/// once a poll of them (right after the `poll(2)` that woke them, or at
-/// their first look), so a wake-up costs two clock reads however often its
-/// futures look at the time (each read a syscall on the brick, which has no
-/// vDSO); outside `block_on`, the clock. What the futures ran since makes
-/// it late by microseconds; the next `poll(2)`'s timeout reads the clock
-/// afresh.
+/// The time for what a wake-up re-checks (the time waited, the next
+/// period, a passed deadline) in the futures [`block_on`] is polling: the
+/// clock is read once a poll of them (right after the `poll(2)` that woke
+/// them, or at their first look), so a wake-up costs two clock reads
+/// however often its futures look (each read a syscall on the brick, which
+/// has no vDSO); outside `block_on`, the clock. It is late by what the
+/// futures ran since, which is long when one of them blocked the thread:
+/// so the start of a timeout or a sleep reads the clock itself, and the
+/// next `poll(2)`'s timeout reads it afresh.
 pub(crate) fn now() -> Instant {
     REACTOR
         .try_with(|r| r.try_borrow_mut().ok().and_then(|mut r| r.now()))
