@@ -155,6 +155,28 @@ fn a_state_change_notifies_pollers() {
 }
 
 #[test]
+fn a_quiet_attribute_is_polled_once_a_poll_call_however_often_polled() {
+    let Some(tree) = brick() else { return };
+    let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let state = File::open(motor.path().join("state")).unwrap();
+    read_text(&state);
+    let before = tree.polls_answered();
+    // Each poll(2) leaves a poller in place of the last one, as the slices
+    // of a wait do: the one replaced must not wake the poll that replaced
+    // it (a notification storm: on one CPU such a poll never timed out).
+    for _ in 0..3 {
+        let mut fds = [PollFd::new(state.as_fd(), PollFlags::POLLPRI)];
+        assert_eq!(poll(&mut fds, PollTimeout::from(100u16)).unwrap(), 0);
+    }
+    // The kernel asks once before sleeping and once more at the timeout.
+    let answered = tree.polls_answered() - before;
+    assert!(
+        answered <= 6,
+        "{answered} polls answered for 3 quiet poll(2) calls"
+    );
+}
+
+#[test]
 fn a_waiting_wait_for_change_hears_of_an_unplug() {
     let Some(tree) = brick() else { return };
     let touch = tree.add_sensor("in1", SensorDriver::Ev3Touch).unwrap();

@@ -70,6 +70,14 @@ impl Drop for Poller {
     }
 }
 
+impl Poller {
+    /// Drops the notifier without waking the poll: only in a serving
+    /// thread (the one place its descriptor may be closed).
+    fn discard(mut self) {
+        drop(self.notifier.take());
+    }
+}
+
 /// What the serving threads' notifier does for others: whatever holds the
 /// connection's `/dev/fuse` descriptor is used and dropped there.
 pub(crate) enum ToServing {
@@ -544,7 +552,11 @@ impl Filesystem for BrickFs {
                     notifier: Some(ph),
                     to: self.notify.clone(),
                 });
-            let state = lock(&self.brick).poll(fh.0, poller);
+            let (state, not_kept) = lock(&self.brick).poll(fh.0, poller);
+            // This is a serving thread: the notifier may be dropped here.
+            if let Some(poller) = not_kept {
+                poller.discard();
+            }
             // kernfs: DEFAULT_POLLMASK, plus POLLERR | POLLPRI when notified
             // since the last read or when the attribute is gone.
             let mut events = PollEvents::POLLIN

@@ -494,6 +494,14 @@ impl MockTree {
         let stores: VecDeque<(String, Vec<u8>)> = brick.take_stores();
         stores.into()
     }
+
+    /// How many polls of its attributes the brick has answered: FUSE asks
+    /// once a `poll(2)` (or `select`, `epoll_wait`) and again each time the
+    /// poll is woken. A quiet attribute is asked once a `poll(2)`; a count
+    /// that grows while a program waits shows a busy poll loop.
+    pub fn polls_answered(&self) -> u64 {
+        fs::lock(&self.brick).polls_answered()
+    }
 }
 
 impl Drop for MockTree {

@@ -108,6 +108,8 @@ pub(crate) struct Brick<W> {
     /// Models that panicked (device id, what failed), oldest first; a
     /// failed model no longer ticks (see [`Brick::failed`]).
     failures: Vec<(u64, String)>,
+    /// Polls answered (see [`Brick::polls_answered`]).
+    polls: u64,
 }
 
 /// How many stores [`Brick::take_stores`] keeps.
@@ -173,6 +175,7 @@ impl<W: Clone> Brick<W> {
             stores_bytes: 0,
             last_stored: HashMap::new(),
             failures: Vec::new(),
+            polls: 0,
         }
     }
 
@@ -202,6 +205,12 @@ impl<W: Clone> Brick<W> {
         }
         parts.reverse();
         parts.join("/")
+    }
+
+    /// Polls of attributes answered so far: the kernel asks once a
+    /// `poll(2)` and again after every wake-up of the poll.
+    pub(crate) fn polls_answered(&self) -> u64 {
+        self.polls
     }
 
     /// The stores received since the last call, oldest first.

@@ -115,8 +115,14 @@ impl<W: Clone> Brick<W> {
     }
 
     /// What a poll of handle `fh` reports now; `poller` is kept to be woken
-    /// on the next change when nothing is pending.
-    pub(crate) fn poll(&mut self, fh: u64, poller: Option<W>) -> PollState {
+    /// on the next change when nothing is pending. Returns the poller that
+    /// is not kept (this one, or the one it replaces), to be dropped
+    /// without waking anybody: FUSE wakes every poll of a file with one
+    /// notification, so waking a replaced poller would wake the poll that
+    /// replaced it, which polls again, replaces again... (a notification
+    /// storm that kept a poll from ever timing out on one CPU).
+    pub(crate) fn poll(&mut self, fh: u64, poller: Option<W>) -> (PollState, Option<W>) {
+        self.polls += 1;
         let state = match self.attr_of(fh) {
             Ok((_, _, _, event)) => {
                 if self.handles.get(&fh).is_some_and(|h| h.seen != event) {
@@ -127,13 +133,11 @@ impl<W: Clone> Brick<W> {
             }
             Err(_) => PollState::Gone,
         };
-        if state == PollState::Quiet {
+        if state == PollState::Quiet && poller.is_some() {
             if let Some(handle) = self.handles.get_mut(&fh) {
-                if poller.is_some() {
-                    handle.poller = poller;
-                }
+                return (state, std::mem::replace(&mut handle.poller, poller));
             }
         }
-        state
+        (state, poller)
     }
 }
