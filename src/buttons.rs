@@ -447,7 +447,10 @@ impl Buttons {
     /// # Errors
     /// [`Error::Disconnected`] when the device went away, other read errors.
     pub fn next_event(&self, timeout: Option<Duration>) -> Result<Option<ButtonEvent>> {
-        let start = Instant::now();
+        // A look at the queue (zero timeout) or an endless wait reads no
+        // clock: each read is a syscall on the brick (no vDSO on ARMv5).
+        let start = timeout.filter(|t| !t.is_zero()).map(|_| Instant::now());
+        let elapsed = || start.map_or(Duration::ZERO, |s| s.elapsed());
         let mut buf = [0u8; EVENT_SIZE];
         let mut skipped = 0u32;
         loop {
@@ -466,14 +469,14 @@ impl Buttons {
                     // /dev/zero's endless zeros): past a few, the timeout
                     // counts as when nothing comes.
                     skipped += 1;
-                    if skipped > 16 && timeout.is_some_and(|t| start.elapsed() >= t) {
+                    if skipped > 16 && timeout.is_some_and(|t| elapsed() >= t) {
                         return Ok(None);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     let left = match timeout {
-                        Some(t) => t.saturating_sub(start.elapsed()),
+                        Some(t) => t.saturating_sub(elapsed()),
                         None => Duration::from_secs(60),
                     };
                     if left.is_zero() {

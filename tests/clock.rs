@@ -22,6 +22,7 @@ use ev3sysfs_sim::TachoDriver;
 
 const READS: usize = 100;
 const WAITS: usize = 10;
+const LOOKS: usize = 10;
 /// A wait of three `poll` slices ([`ev3sysfs::attr::UNPLUG_CHECK`] each).
 const LONG_WAIT: Duration = Duration::from_millis(250);
 const MOTOR_WAIT_MS: u64 = 200;
@@ -71,6 +72,25 @@ fn clock_child() {
             for _ in 0..WAITS {
                 // A plain file never notifies: each wait times out.
                 attr.wait_for_change(Duration::from_millis(1)).unwrap();
+            }
+            let _ = fs::metadata(&end);
+        }
+        Ok("button-looks") => {
+            // A FIFO held open for writing: reads say "nothing yet"
+            // (EAGAIN), as an input device's empty queue does.
+            let tmp = common::TempDir::new("clock-button-looks");
+            let path = tmp.path().join("event");
+            nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+            let _writer = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .unwrap();
+            let buttons = ev3sysfs::buttons::Buttons::open(&path).unwrap();
+            let _ = Instant::now();
+            let _ = fs::metadata(&begin);
+            for _ in 0..LOOKS {
+                assert!(buttons.next_event(Some(Duration::ZERO)).unwrap().is_none());
             }
             let _ = fs::metadata(&end);
         }
@@ -231,6 +251,28 @@ fn a_wait_within_one_poll_slice_reads_no_clock() {
     ));
     assert_eq!(w.polls, WAITS, "{:?}", w.calls);
     assert_eq!(w.clock, 0, "{:?}", w.calls);
+}
+
+/// A look at the button queue (`next_event` with a zero timeout, what
+/// `WaitAny` does at each wake-up) is one `read`, no clock (two clock
+/// reads a look before: the ARM926 guest's strace of tests/wait_any.rs).
+#[test]
+fn a_look_at_the_button_queue_reads_no_clock() {
+    let Some(w) = traced("button-looks") else {
+        return;
+    };
+    say(&format!(
+        "{LOOKS} looks at an empty button queue: {} clock syscalls ({})",
+        w.clock,
+        w.how()
+    ));
+    assert_eq!(w.clock, 0, "{:?}", w.calls);
+    let reads = w
+        .calls
+        .iter()
+        .filter(|c| c.split('(').next() == Some("read"))
+        .count();
+    assert_eq!(reads, LOOKS, "{:?}", w.calls);
 }
 
 /// Issue 19: nothing is read between a wait's quiet `poll` slices (a read
