@@ -434,33 +434,39 @@ impl Attribute {
     #[inline(always)]
     pub fn read_int(&self) -> Result<i32> {
         // An i32 takes at most 12 bytes with its newline: a small stack
-        // buffer, left uninitialised (the kernel fills what it returns).
-        let mut small = [std::mem::MaybeUninit::<u8>::uninit(); 24];
+        // buffer, after eight bytes of '0' that let the fast parse weigh a
+        // short value as if zero-padded.
+        let mut buf = value::INT_READ_BUF;
         if !self.access.can_read() {
             return Err(self.wrong_access(Operation::Read));
         }
-        match crate::sys::pread_uninit(self.file.as_fd(), &mut small) {
-            // The kernel's "%d\n", parsed inline; anything else (white
-            // space, a plus sign, a value as long as the buffer, an error)
-            // goes the general way, out of line.
-            Ok(raw) => match value::parse_kernel_int(raw) {
+        match crate::sys::pread_at_start(self.file.as_fd(), &mut buf[value::INT_READ_PAD..]) {
+            // The kernel's "%d\n" of up to 8 characters, parsed inline;
+            // anything else (longer, white space, a plus sign, a value as
+            // long as the buffer) goes the general way, out of line.
+            Ok(len) => match value::parse_padded_kernel_int(&buf, len) {
                 Some(v) => Ok(v),
-                None => self.read_int_slow(raw),
+                None => self.read_int_slow(&buf, len),
             },
             Err(errno) => Err(self.read_error(errno)),
         }
     }
 
-    /// [`Attribute::read_int`] of a value that is not plain `"%d\n"`:
-    /// parsed by [`value::parse_int`], or read again whole when it filled
-    /// the small buffer.
+    /// [`Attribute::read_int`] of a value that is not a short plain
+    /// `"%d\n"`: the `len` bytes the kernel wrote after the padding of
+    /// `buf` parsed by [`value::parse_kernel_int`] or [`value::parse_int`],
+    /// or read again whole when they filled the buffer.
     #[cold]
     #[inline(never)]
-    fn read_int_slow(&self, raw: &[u8]) -> Result<i32> {
-        if raw.len() < 24 {
-            return self.parse_i32(raw);
+    fn read_int_slow(&self, buf: &value::IntReadBuf, len: usize) -> Result<i32> {
+        let rest = &buf[value::INT_READ_PAD..];
+        match rest.get(..len) {
+            Some(raw) if len < rest.len() => match value::parse_kernel_int(raw) {
+                Some(v) => Ok(v),
+                None => self.parse_i32(raw),
+            },
+            _ => self.read_with(|raw| self.parse_i32(raw)),
         }
-        self.read_with(|raw| self.parse_i32(raw))
     }
 
     fn parse_i32(&self, raw: &[u8]) -> Result<i32> {

@@ -118,30 +118,6 @@ pub(crate) fn pread_at_start(
     usize::try_from(n).map_err(|_| nix::errno::Errno::last())
 }
 
-/// `pread(fd, buf, 0)` into a buffer that need not be initialised (the
-/// integer read path's stack buffer: nothing to clear before each read).
-/// Returns the part the kernel wrote.
-#[inline(always)]
-pub(crate) fn pread_uninit<'b>(
-    fd: std::os::fd::BorrowedFd<'_>,
-    buf: &'b mut [MaybeUninit<u8>],
-) -> Result<&'b [u8], nix::errno::Errno> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: `fd` is borrowed, so open for the call; `buf` is valid and
-    // writable for `buf.len()` bytes, and the kernel writes at most that.
-    let n = unsafe { libc::pread(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
-    match usize::try_from(n) {
-        // SAFETY: the kernel wrote the first `n` bytes (`n <= buf.len()`:
-        // pread never returns more than it was asked for), so they are
-        // initialised; `u8` has no invalid bit patterns.
-        Ok(n) if n <= buf.len() => {
-            Ok(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast(), n) })
-        }
-        Ok(_) => Err(nix::errno::Errno::EIO),
-        Err(_) => Err(nix::errno::Errno::last()),
-    }
-}
-
 // ---- screen: a shared mapping of the framebuffer (src/screen.rs) -----------
 
 /// A `MAP_SHARED`, read-write mapping of a whole file (a framebuffer): what
