@@ -21,7 +21,11 @@
 //! `PAIRED_ROUNDS=N` for another number of rounds than 201). `-- diag`
 //! (only when named) pairs the raw loops against themselves on kernfs (an
 //! A/A run): how far from 1.000x the ratios of two identical loops land is
-//! the noise floor of the machine at the time. Without root or FUSE a
+//! the noise floor of the machine at the time; it then pairs the crate
+//! against raw syscalls that format and parse as the crate does (its own
+//! `value` functions on the raw buffers): the crate's machinery alone,
+//! apart from the arithmetic any program pays to turn numbers into text and
+//! back. Without root or FUSE a
 //! backing says why it is skipped.
 
 use std::fs::{File, OpenOptions};
@@ -328,6 +332,63 @@ fn kernfs_diag(net: &Path) -> Result<(), String> {
         n / 2,
         || raw_control(&a, &b, &text),
         || raw_control(&a, &b, &text),
+    );
+    kernfs_same_work(&a, &b)
+}
+
+/// The crate against raw syscalls doing the same arithmetic (the crate's own
+/// formatting and parsing, called on raw `pwrite`/`pread` buffers): what is
+/// left is the crate's machinery (access check, result, error paths out of
+/// line), apart from the cost of turning numbers into text and back.
+fn kernfs_same_work(a: &Attribute, b: &Attribute) -> Result<(), String> {
+    use ev3sysfs::value::{format_int, parse_padded_kernel_int, INT_BUF_LEN, INT_READ_BUF};
+    let mtu = a.read_i64().map_err(|e| e.to_string())?;
+    let raw_parsed = |fd: std::os::fd::BorrowedFd<'_>| {
+        let mut buf = INT_READ_BUF;
+        let rest = &mut buf[ev3sysfs::value::INT_READ_PAD..];
+        // SAFETY: a live descriptor; `rest` is writable for its length.
+        let n = unsafe { libc::pread(fd.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len(), 0) };
+        parse_padded_kernel_int(&buf, n as usize).unwrap_or(0)
+    };
+    let raw_formatted = |fd: std::os::fd::BorrowedFd<'_>| {
+        let mut buf = [0u8; INT_BUF_LEN];
+        raw_write(fd, format_int(black_box(mtu), &mut buf));
+    };
+    println!("same work: raw syscalls formatting and parsing as the crate does");
+    let n = 1_000;
+    paired(
+        "write",
+        n,
+        || raw_formatted(a.as_fd()),
+        || {
+            black_box(a.write_int(black_box(mtu)).ok());
+        },
+    );
+    paired(
+        "read",
+        n,
+        || {
+            black_box(raw_parsed(a.as_fd()));
+        },
+        || {
+            black_box(a.read_int().ok());
+        },
+    );
+    paired(
+        "control loop",
+        n / 2,
+        || {
+            let x = raw_parsed(a.as_fd());
+            let y = raw_parsed(b.as_fd());
+            black_box(x + y);
+            raw_formatted(a.as_fd());
+        },
+        || {
+            let x = a.read_int().unwrap_or(0);
+            let y = b.read_int().unwrap_or(0);
+            black_box(x + y);
+            black_box(a.write_int(black_box(mtu)).ok());
+        },
     );
     Ok(())
 }
