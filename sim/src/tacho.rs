@@ -38,8 +38,6 @@ use crate::TachoDriver;
 /// One simulation step: the driver's 500 Hz sampling.
 const STEP: Duration = Duration::from_millis(2);
 const STEP_S: f64 = 0.002;
-/// The class ramp's period.
-const RAMP_PERIOD_S: f64 = 0.1;
 const STALL_AFTER: Duration = Duration::from_millis(100);
 
 const COMMANDS: [&str; 7] = [
@@ -113,19 +111,6 @@ enum Run {
     Direct,
     /// A ramped stop: ramping down, then the stop action.
     Stopping,
-}
-
-/// A class ramp of the speed setpoint.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Ramp {
-    from: f64,
-    to: f64,
-    duration: f64,
-    elapsed: f64,
-    since_step: f64,
-    setpoint: f64,
-    /// After a ramp that crosses zero ends at 0: the final target.
-    then: Option<f64>,
 }
 
 /// One simulated tacho motor. See the [module docs](self).
@@ -302,43 +287,6 @@ impl TachoMotor {
         }
     }
 
-    fn ramp_configured(&self) -> bool {
-        self.active.ramp_up_sp != 0 || self.active.ramp_down_sp != 0
-    }
-
-    /// Starts a class ramp of the speed setpoint from the current speed to
-    /// `to` (crossing zero by way of 0).
-    fn start_ramp(&mut self, to: f64) {
-        let from = self.speed;
-        let (first, then) = if from != 0.0 && to != 0.0 && from.signum() != to.signum() {
-            (0.0, Some(to))
-        } else {
-            (to, None)
-        };
-        self.ramp = Some(self.ramp_between(from, first, then));
-    }
-
-    fn ramp_between(&self, from: f64, to: f64, then: Option<f64>) -> Ramp {
-        let sp = if to.abs() > from.abs() {
-            self.active.ramp_up_sp
-        } else {
-            self.active.ramp_down_sp
-        };
-        let duration = f64::from(sp) / 1000.0 * (to - from).abs() / self.max_speed;
-        let mut ramp = Ramp {
-            from,
-            to,
-            duration,
-            // Half a period in the past: the first step is already non-zero.
-            elapsed: RAMP_PERIOD_S / 2.0,
-            since_step: 0.0,
-            setpoint: from,
-            then,
-        };
-        ramp.setpoint = ramp.at(ramp.elapsed);
-        ramp
-    }
-
     fn command(&mut self, command: Command) {
         // 1. cancel the timer and the class ramp.
         self.ramp = None;
@@ -439,29 +387,6 @@ impl TachoMotor {
             "brake" => self.decel = self.max_speed / 0.05,
             _ => self.decel = self.max_speed / 0.3,
         }
-    }
-
-    /// Advances the class ramp by one step; returns whether it ended.
-    fn step_ramp(&mut self) -> bool {
-        let Some(mut ramp) = self.ramp else {
-            return false;
-        };
-        ramp.since_step += STEP_S;
-        if ramp.since_step + 1e-9 >= RAMP_PERIOD_S {
-            ramp.since_step = 0.0;
-            ramp.elapsed += RAMP_PERIOD_S;
-            ramp.setpoint = ramp.at(ramp.elapsed);
-        }
-        if ramp.setpoint == ramp.to && ramp.elapsed >= ramp.duration {
-            if let Some(then) = ramp.then {
-                self.ramp = Some(self.ramp_between(ramp.to, then, None));
-                return false;
-            }
-            self.ramp = None;
-            return true;
-        }
-        self.ramp = Some(ramp);
-        false
     }
 
     /// One 2 ms step of the driver and the motor.
@@ -584,17 +509,6 @@ impl TachoMotor {
     }
 }
 
-impl Ramp {
-    /// The setpoint `t` seconds in: on the line from `from` to `to`.
-    fn at(&self, t: f64) -> f64 {
-        if self.duration <= 0.0 || t >= self.duration {
-            self.to
-        } else {
-            self.from + (self.to - self.from) * t / self.duration
-        }
-    }
-}
-
 fn default_pids(driver: TachoDriver) -> [i32; 6] {
     let hold_kp = if driver == TachoDriver::Ev3Medium {
         160_000
@@ -607,6 +521,10 @@ fn default_pids(driver: TachoDriver) -> [i32; 6] {
 #[path = "tacho_load.rs"]
 mod load;
 use load::Load;
+
+#[path = "tacho_ramp.rs"]
+mod ramp;
+use ramp::Ramp;
 
 #[path = "tacho_sysfs.rs"]
 mod sysfs;
