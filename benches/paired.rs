@@ -1,13 +1,18 @@
 //! The crate's write path, read path and a control-loop iteration against
 //! raw `pwrite`/`pread` on the attribute's own descriptor, in the same
 //! process (raw writes send preformatted bytes, raw reads do not parse: the
-//! crate's formatting, parsing and checks count as its overhead), paired: both loops take turns in 21 rounds (raw first in even
-//! rounds, the crate first in odd ones), so drift of the machine's speed hits
-//! both; each figure is the median of the per-round ratios.
+//! crate's formatting, parsing and checks count as its overhead), paired:
+//! both loops take turns in many short rounds (raw first in even rounds,
+//! the crate first in odd ones), so drift of the machine's speed hits both;
+//! each figure is the median of the per-round ratios.
 //!
 //! - real kernfs, as root: a veth pair's `mtu` attributes in a private
 //!   network + mount namespace (`Attribute::write_int`, `read_int`; the loop
-//!   reads both `mtu`s and writes one);
+//!   reads both `mtu`s and writes one), in a single-threaded process (run
+//!   in a fresh one when the simulated brick's threads are about), then
+//!   again with a second, parked thread in the process: a second thread
+//!   makes each syscall on a descriptor take a reference on the file, which
+//!   costs more than the crate adds;
 //! - the simulated brick (FUSE, served by a thread of this process): a large
 //!   motor's `duty_cycle_sp`, `position` and `speed` through the typed API
 //!   (`TachoMotor::set_duty_cycle_sp`, `position`, `speed`), against raw
@@ -20,13 +25,13 @@
 //! `cargo bench --bench paired` (`-- kernfs` or `-- sim` for one backing;
 //! `PAIRED_ROUNDS=N` for another number of rounds than 201). `-- diag`
 //! (only when named) pairs the raw loops against themselves on kernfs (an
-//! A/A run): how far from 1.000x the ratios of two identical loops land is
-//! the noise floor of the machine at the time; it then pairs the crate
-//! against raw syscalls that format and parse as the crate does (its own
-//! `value` functions on the raw buffers): the crate's machinery alone,
-//! apart from the arithmetic any program pays to turn numbers into text and
-//! back. Without root or FUSE a
-//! backing says why it is skipped.
+//! A/A run: how far from 1.000x two identical loops land is the noise floor
+//! of the machine at the time); then the crate against raw syscalls that
+//! format and parse as the crate does (its own `value` functions on the raw
+//! buffers: the crate's machinery alone, apart from the arithmetic any
+//! program pays to turn numbers into text and back); then a raw read whose
+//! bytes are weighed by the least a parser can do (the floor of any
+//! integer read). Without root or FUSE a backing says why it is skipped.
 
 use std::fs::{File, OpenOptions};
 use std::hint::black_box;
@@ -67,7 +72,20 @@ fn main() {
     }
     let (kernfs, diag) = (wants("kernfs"), named("diag"));
     if kernfs || diag {
-        if !nix::unistd::geteuid().is_root() {
+        if threads() > 1 {
+            // What the simulated brick left running (its FUSE session)
+            // would make every syscall here a multi-threaded one: the
+            // kernfs pairs run in a process of their own.
+            let args = [("kernfs", kernfs), ("diag", diag)];
+            let status = std::env::current_exe().and_then(|exe| {
+                Command::new(exe)
+                    .args(args.iter().filter(|(_, on)| *on).map(|(name, _)| name))
+                    .status()
+            });
+            if let Err(e) = status {
+                println!("paired bench, kernfs: skipped, cannot run a fresh process: {e}");
+            }
+        } else if !nix::unistd::geteuid().is_root() {
             println!(
                 "paired bench, kernfs: skipped, needs root (unshare -nm, mount sysfs, ip link add)"
             );
@@ -75,6 +93,11 @@ fn main() {
             println!("paired bench, kernfs: skipped, no real kernfs here: {e}");
         }
     }
+}
+
+/// The number of threads of this process.
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").map_or(1, Iterator::count)
 }
 
 /// Runs `raw` and `krate` (each doing `per_round` operations) in paired
@@ -239,13 +262,9 @@ fn kernfs_bench(krate: bool, diag: bool) -> Result<(), String> {
         return Err("ip link add failed".into());
     }
     let net = dir.join("class/net");
-    let result = if krate { kernfs_measure(&net) } else { Ok(()) }.and_then(|()| {
-        if diag {
-            kernfs_diag(&net)
-        } else {
-            Ok(())
-        }
-    });
+    let result = if krate { kernfs_measure(&net) } else { Ok(()) }
+        .and_then(|()| if diag { kernfs_diag(&net) } else { Ok(()) })
+        .and_then(|()| if krate { kernfs_threaded(&net) } else { Ok(()) });
     let _ = umount2(&dir, MntFlags::MNT_DETACH);
     let _ = std::fs::remove_dir(&dir);
     result
@@ -255,12 +274,44 @@ fn kernfs_measure(net: &Path) -> Result<(), String> {
     let open = |p: &str| Attribute::open(net.join(p), Access::ReadWrite).map_err(|e| e.to_string());
     let (a, b) = (open("ev3b0/mtu")?, open("ev3b1/mtu")?);
     let mtu = a.read_i64().map_err(|e| e.to_string())?;
-    let text = mtu.to_string();
     println!(
-        "real kernfs (veth mtu, {}), {} paired rounds",
+        "real kernfs (veth mtu, {}), {} paired rounds, this thread alone in the process",
         net.display(),
         rounds()
     );
+    kernfs_pairs(&a, &b, mtu);
+    Ok(())
+}
+
+/// The crate's pairs again with a second (parked) thread in the process,
+/// after everything single-threaded.
+fn kernfs_threaded(net: &Path) -> Result<(), String> {
+    let open = |p: &str| Attribute::open(net.join(p), Access::ReadWrite).map_err(|e| e.to_string());
+    let (a, b) = (open("ev3b0/mtu")?, open("ev3b1/mtu")?);
+    let mtu = a.read_i64().map_err(|e| e.to_string())?;
+    // A second thread changes what every syscall on a descriptor costs:
+    // the kernel then takes a reference on the file for the call (fdget in
+    // a process whose descriptor table is shared), some 30-40 ns on this
+    // kind of machine. A robot program with helper threads is in this case.
+    println!("real kernfs again, the crate against raw syscalls with a second (parked) thread in the process");
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let idle = scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Acquire) {
+                std::thread::park();
+            }
+        });
+        kernfs_pairs(&a, &b, mtu);
+        done.store(true, std::sync::atomic::Ordering::Release);
+        idle.thread().unpark();
+    });
+    Ok(())
+}
+
+/// The crate's write, read and control loop against raw syscalls on `a`
+/// (and `b`): the pairs of [`kernfs_measure`].
+fn kernfs_pairs(a: &Attribute, b: &Attribute, mtu: i64) {
+    let text = mtu.to_string();
     let n = 1_000;
     paired(
         "write",
@@ -283,7 +334,7 @@ fn kernfs_measure(net: &Path) -> Result<(), String> {
     paired(
         "control loop",
         n / 2,
-        || raw_control(&a, &b, &text),
+        || raw_control(a, b, &text),
         || {
             let x = a.read_int().unwrap_or(0);
             let y = b.read_int().unwrap_or(0);
@@ -291,7 +342,6 @@ fn kernfs_measure(net: &Path) -> Result<(), String> {
             black_box(a.write_int(black_box(mtu)).ok());
         },
     );
-    Ok(())
 }
 
 /// The A/A run: each raw loop paired against an identical copy of itself,
@@ -388,6 +438,27 @@ fn kernfs_same_work(a: &Attribute, b: &Attribute) -> Result<(), String> {
             let y = b.read_int().unwrap_or(0);
             black_box(x + y);
             black_box(a.write_int(black_box(mtu)).ok());
+        },
+    );
+    // The least any parser does: the bytes the kernel wrote weighed in
+    // three multiplies (no check, no sign, no length). Entering the next
+    // syscall waits for the value, so its latency is what a parse costs.
+    paired_as(
+        "read floor",
+        "weighed",
+        n,
+        || {
+            black_box(raw_read_int(a.as_fd()));
+        },
+        || {
+            let mut buf = [b'0'; 24];
+            // SAFETY: a live descriptor; `buf` is writable for its length.
+            let n = unsafe { libc::pread(a.as_fd().as_raw_fd(), buf.as_mut_ptr().cast(), 24, 0) };
+            let mut v = u64::from_le_bytes(buf[..8].try_into().unwrap_or_default());
+            v = (v & 0x0F0F_0F0F_0F0F_0F0F).wrapping_mul(2561) >> 8;
+            v = (v & 0x00FF_00FF_00FF_00FF).wrapping_mul(6_553_601) >> 16;
+            v = (v & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001) >> 32;
+            black_box((v, n));
         },
     );
     Ok(())
