@@ -157,26 +157,6 @@ pub(crate) struct BrickFs {
     pub(super) held: Mutex<std::collections::HashMap<u64, (FileAttr, usize)>>,
 }
 
-/// The group of the simulated files: `$EV3SIM_GROUP` (a name or a number),
-/// else the host's `ev3dev` group as on a brick, else the process's own
-/// group (root's group 0 under `ev3-sim` as root).
-pub(super) fn brick_group() -> u32 {
-    use nix::unistd::{getegid, Group};
-    let by_name = |name: &str| {
-        Group::from_name(name)
-            .ok()
-            .flatten()
-            .map(|g| g.gid.as_raw())
-    };
-    if let Ok(wanted) = std::env::var("EV3SIM_GROUP") {
-        if let Some(gid) = wanted.parse().ok().or_else(|| by_name(&wanted)) {
-            return gid;
-        }
-        log::warn!("EV3SIM_GROUP={wanted}: no such group");
-    }
-    by_name("ev3dev").unwrap_or_else(|| getegid().as_raw())
-}
-
 impl BrickFs {
     fn attr(&self, brick: &Brick<Poller>, ino: u64) -> Option<FileAttr> {
         let node = brick.node(ino)?;

@@ -65,6 +65,7 @@ mod device;
 #[cfg(target_os = "linux")]
 pub mod fb_ioctl;
 mod fs;
+mod group;
 pub mod kobject;
 pub(crate) mod models;
 mod playground;

@@ -167,7 +167,7 @@ fn serve(
         notify: notify.clone(),
         uid: nix::unistd::getuid().as_raw(),
         gid: if nix::unistd::geteuid().is_root() {
-            super::fs::brick_group()
+            super::group::brick_group()
         } else {
             nix::unistd::getgid().as_raw()
         },
