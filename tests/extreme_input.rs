@@ -54,6 +54,30 @@ fn every_with_duration_max_does_not_panic() {
     assert_eq!(ticks.period(), Duration::MAX);
 }
 
+/// A timeout that is not a whole number of milliseconds is waited whole:
+/// `poll` takes milliseconds, and a wait for a change rounds up (rounded
+/// down, it returned early, and `TachoMotor::wait_until` spun through its
+/// last millisecond in 0 ms polls).
+#[test]
+fn sub_millisecond_timeouts_are_waited_whole() {
+    let Some((tree, _sim)) = brick() else {
+        return;
+    };
+    let arm = TachoMotor::medium(tree.root(), "outA").unwrap();
+    let state = arm.device().attribute("state").unwrap();
+    let _ = state.read_string();
+    for micros in [1, 300, 1_500, 2_500] {
+        let timeout = Duration::from_micros(micros);
+        let begun = Instant::now();
+        assert!(!state.wait_for_change(timeout).unwrap());
+        assert!(
+            begun.elapsed() >= timeout,
+            "{:?} < {timeout:?}",
+            begun.elapsed()
+        );
+    }
+}
+
 #[test]
 fn waits_with_duration_max_wait_until_the_change() {
     let Some((tree, _sim)) = brick() else {

@@ -44,8 +44,11 @@ impl Attribute {
         let mut left = timeout;
         loop {
             let slice = left.min(UNPLUG_CHECK);
-            // Below 65 s: fits in u16 milliseconds.
-            let millis = u16::try_from(slice.as_millis()).unwrap_or(u16::MAX);
+            // Below 65 s: fits in u16 milliseconds. Rounded up: rounded
+            // down, a wait would end before its timeout, and a caller's
+            // wait loop would spin through its last millisecond in 0 ms
+            // polls (seen: 8 of them under load).
+            let millis = u16::try_from(slice.as_micros().div_ceil(1000)).unwrap_or(u16::MAX);
             let mut fds = [PollFd::new(self.file.as_fd(), PollFlags::POLLPRI)];
             let ready = poll(&mut fds, PollTimeout::from(millis)).map_err(|errno| {
                 Error::from_io(&self.path, Operation::Poll, None, io::Error::from(errno))
