@@ -97,8 +97,8 @@ pub const INT_READ_BUF: IntReadBuf = [b'0'; INT_READ_PAD + 24];
 ///
 /// Built for latency, which is what a read costs after the syscall
 /// (entering the next syscall waits for it): the eight bytes that end at
-/// the last digit are weighed all at once (independent multiplies, summed
-/// as a tree) instead of one digit after the other, the sign is corrected
+/// the last digit are weighed all at once (eight independent multiplies)
+/// instead of one digit after the other, the sign is corrected
 /// from a table indexed by the length, and the checks (newline, digits,
 /// sign) are predicted branches off the value's path.
 #[doc(hidden)]
@@ -143,8 +143,8 @@ pub fn parse_padded_kernel_int(buf: &IntReadBuf, len: usize) -> Option<i32> {
     let weighed = (digit(0) * 10_000_000 + digit(1) * 1_000_000)
         + (digit(2) * 100_000 + digit(3) * 10_000)
         + ((digit(4) * 1_000 + digit(5) * 100) + (digit(6) * 10 + digit(7)));
-    // Every byte is at least 0x2d ('-'), so the sum of weights times '0' never
-    // exceeds the weighed sum plus the sign's share: no wrap in the result.
+    // A '-' (3 below '0') can take the difference below zero, where it
+    // wraps; adding the sign's share back gives the magnitude exactly.
     let magnitude = weighed
         .wrapping_sub(u32::from(b'0') * 11_111_111)
         .wrapping_add(if negative { SIGN_SUM[len] } else { 0 });
