@@ -456,17 +456,14 @@ impl Attribute {
 
     /// [`Attribute::read_int`] of a value that is not a short plain
     /// `"%d\n"`: the `len` bytes the kernel wrote after the padding of
-    /// `buf` parsed by [`value::parse_kernel_int`] or [`value::parse_int`],
-    /// or read again whole when they filled the buffer.
+    /// `buf` parsed by [`value::parse_int`], or read again whole when they
+    /// filled the buffer.
     #[cold]
     #[inline(never)]
     fn read_int_slow(&self, buf: &value::IntReadBuf, len: usize) -> Result<i32> {
         let rest = &buf[value::INT_READ_PAD..];
         match rest.get(..len) {
-            Some(raw) if len < rest.len() => match value::parse_kernel_int(raw) {
-                Some(v) => Ok(v),
-                None => self.parse_i32(raw),
-            },
+            Some(raw) if len < rest.len() => self.parse_i32(raw),
             _ => self.read_with(|raw| self.parse_i32(raw)),
         }
     }

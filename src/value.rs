@@ -46,35 +46,6 @@ pub fn format_int(value: i64, buf: &mut [u8; INT_BUF_LEN]) -> &[u8] {
     &buf[pos..]
 }
 
-/// Parses a 32-bit integer exactly as the kernel prints one (`"%d\n"`: an
-/// optional `-`, 1 to 10 digits, an optional newline), with no overflow
-/// check per digit: ten digits cannot overflow an `i64`. The read path's
-/// fast case; `None` for anything else, which [`parse_int`] then judges.
-#[doc(hidden)] // the integer read path's fast case
-#[inline(always)]
-pub fn parse_kernel_int(raw: &[u8]) -> Option<i32> {
-    let text = match raw.split_last() {
-        Some((b'\n', rest)) => rest,
-        _ => raw,
-    };
-    let (negative, digits) = match text.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, text),
-    };
-    if digits.is_empty() || digits.len() > 10 {
-        return None;
-    }
-    let mut acc: i64 = 0;
-    for &b in digits {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        acc = acc * 10 + i64::from(d);
-    }
-    i32::try_from(if negative { -acc } else { acc }).ok()
-}
-
 /// Bytes of `b'0'` before the part of [`IntReadBuf`] the kernel fills: an
 /// integer shorter than 8 characters is read as if zero-padded on the left.
 #[doc(hidden)] // the integer read path's buffer layout
@@ -89,11 +60,11 @@ pub type IntReadBuf = [u8; INT_READ_PAD + 24];
 #[doc(hidden)]
 pub const INT_READ_BUF: IntReadBuf = [b'0'; INT_READ_PAD + 24];
 
-/// The read path's fastest case, [`parse_kernel_int`] of `"[-]d...d\n"` of
-/// 2 to 9 bytes (up to 8 digits, 7 with a sign), that the kernel wrote as the
-/// first `len` bytes after the padding of `buf`. `None` for anything else
-/// (longer values, no newline, white space...), which the caller hands to
-/// [`parse_kernel_int`] and then [`parse_int`].
+/// The read path's fast case: the value of `"[-]d...d\n"` of 2 to 9 bytes
+/// (up to 8 digits, 7 with a sign), that the kernel wrote as the first `len`
+/// bytes after the padding of `buf`. `None` for anything else (longer
+/// values, no newline, white space...), which the caller hands to
+/// [`parse_int`].
 ///
 /// Built for latency, which is what a read costs after the syscall
 /// (entering the next syscall waits for it): the eight bytes that end at
@@ -239,6 +210,34 @@ pub fn flags<'a>(text: &'a str, names: &[&str]) -> Result<u32, &'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Parses a 32-bit integer exactly as the kernel prints one (`"%d\n"`: an
+    /// optional `-`, 1 to 10 digits, an optional newline), with no overflow
+    /// check per digit: ten digits cannot overflow an `i64`; `None` for
+    /// anything else. The read path's fast case before the padded one, kept
+    /// here as the reference that one is checked against.
+    fn parse_kernel_int(raw: &[u8]) -> Option<i32> {
+        let text = match raw.split_last() {
+            Some((b'\n', rest)) => rest,
+            _ => raw,
+        };
+        let (negative, digits) = match text.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, text),
+        };
+        if digits.is_empty() || digits.len() > 10 {
+            return None;
+        }
+        let mut acc: i64 = 0;
+        for &b in digits {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            acc = acc * 10 + i64::from(d);
+        }
+        i32::try_from(if negative { -acc } else { acc }).ok()
+    }
 
     #[test]
     fn formats_every_edge() {
