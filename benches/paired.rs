@@ -262,33 +262,40 @@ fn kernfs_bench(krate: bool, diag: bool) -> Result<(), String> {
         return Err("ip link add failed".into());
     }
     let net = dir.join("class/net");
-    let result = if krate { kernfs_measure(&net) } else { Ok(()) }
-        .and_then(|()| if diag { kernfs_diag(&net) } else { Ok(()) })
-        .and_then(|()| if krate { kernfs_threaded(&net) } else { Ok(()) });
+    let open = |p: &str| Attribute::open(net.join(p), Access::ReadWrite).map_err(|e| e.to_string());
+    let result = open("ev3b0/mtu").and_then(|a| {
+        let b = open("ev3b1/mtu")?;
+        let mtu = a.read_i64().map_err(|e| e.to_string())?;
+        if krate {
+            kernfs_measure(&net, &a, &b, mtu);
+        }
+        if diag {
+            kernfs_diag(&a, &b, mtu);
+        }
+        if krate {
+            kernfs_threaded(&a, &b, mtu);
+        }
+        Ok(())
+    });
     let _ = umount2(&dir, MntFlags::MNT_DETACH);
     let _ = std::fs::remove_dir(&dir);
     result
 }
 
-fn kernfs_measure(net: &Path) -> Result<(), String> {
-    let open = |p: &str| Attribute::open(net.join(p), Access::ReadWrite).map_err(|e| e.to_string());
-    let (a, b) = (open("ev3b0/mtu")?, open("ev3b1/mtu")?);
-    let mtu = a.read_i64().map_err(|e| e.to_string())?;
+/// The crate against raw syscalls on `a` and `b` (the veth pair's `mtu`s,
+/// in `net`), this thread alone in the process.
+fn kernfs_measure(net: &Path, a: &Attribute, b: &Attribute, mtu: i64) {
     println!(
         "real kernfs (veth mtu, {}), {} paired rounds, this thread alone in the process",
         net.display(),
         rounds()
     );
-    kernfs_pairs(&a, &b, mtu);
-    Ok(())
+    kernfs_pairs(a, b, mtu);
 }
 
 /// The crate's pairs again with a second (parked) thread in the process,
 /// after everything single-threaded.
-fn kernfs_threaded(net: &Path) -> Result<(), String> {
-    let open = |p: &str| Attribute::open(net.join(p), Access::ReadWrite).map_err(|e| e.to_string());
-    let (a, b) = (open("ev3b0/mtu")?, open("ev3b1/mtu")?);
-    let mtu = a.read_i64().map_err(|e| e.to_string())?;
+fn kernfs_threaded(a: &Attribute, b: &Attribute, mtu: i64) {
     // A second thread changes what every syscall on a descriptor costs:
     // the kernel then takes a reference on the file for the call (fdget in
     // a process whose descriptor table is shared), some 30-40 ns on this
@@ -301,11 +308,10 @@ fn kernfs_threaded(net: &Path) -> Result<(), String> {
                 std::thread::park();
             }
         });
-        kernfs_pairs(&a, &b, mtu);
+        kernfs_pairs(a, b, mtu);
         done.store(true, std::sync::atomic::Ordering::Release);
         idle.thread().unpark();
     });
-    Ok(())
 }
 
 /// The crate's write, read and control loop against raw syscalls on `a`
@@ -346,10 +352,8 @@ fn kernfs_pairs(a: &Attribute, b: &Attribute, mtu: i64) {
 
 /// The A/A run: each raw loop paired against an identical copy of itself,
 /// the same way the crate is paired against it (same rounds, same turns).
-fn kernfs_diag(net: &Path) -> Result<(), String> {
-    let open = |p: &str| Attribute::open(net.join(p), Access::ReadWrite).map_err(|e| e.to_string());
-    let (a, b) = (open("ev3b0/mtu")?, open("ev3b1/mtu")?);
-    let text = a.read_i64().map_err(|e| e.to_string())?.to_string();
+fn kernfs_diag(a: &Attribute, b: &Attribute, mtu: i64) {
+    let text = mtu.to_string();
     println!(
         "diagnostic (A/A): raw against raw on real kernfs, {} paired rounds",
         rounds()
@@ -380,19 +384,18 @@ fn kernfs_diag(net: &Path) -> Result<(), String> {
         "control loop",
         "raw",
         n / 2,
-        || raw_control(&a, &b, &text),
-        || raw_control(&a, &b, &text),
+        || raw_control(a, b, &text),
+        || raw_control(a, b, &text),
     );
-    kernfs_same_work(&a, &b)
+    kernfs_same_work(a, b, mtu);
 }
 
 /// The crate against raw syscalls doing the same arithmetic (the crate's own
 /// formatting and parsing, called on raw `pwrite`/`pread` buffers): what is
 /// left is the crate's machinery (access check, result, error paths out of
 /// line), apart from the cost of turning numbers into text and back.
-fn kernfs_same_work(a: &Attribute, b: &Attribute) -> Result<(), String> {
+fn kernfs_same_work(a: &Attribute, b: &Attribute, mtu: i64) {
     use ev3sysfs::value::{format_int, parse_padded_kernel_int, INT_BUF_LEN, INT_READ_BUF};
-    let mtu = a.read_i64().map_err(|e| e.to_string())?;
     let raw_parsed = |fd: std::os::fd::BorrowedFd<'_>| {
         let mut buf = INT_READ_BUF;
         let rest = &mut buf[ev3sysfs::value::INT_READ_PAD..];
@@ -461,7 +464,6 @@ fn kernfs_same_work(a: &Attribute, b: &Attribute) -> Result<(), String> {
             black_box((v, n));
         },
     );
-    Ok(())
 }
 
 /// A descriptor of `dir/name`, opened as the crate opens it (read-only,
