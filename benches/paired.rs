@@ -395,17 +395,17 @@ fn kernfs_diag(a: &Attribute, b: &Attribute, mtu: i64) {
 /// left is the crate's machinery (access check, result, error paths out of
 /// line), apart from the cost of turning numbers into text and back.
 fn kernfs_same_work(a: &Attribute, b: &Attribute, mtu: i64) {
-    use ev3sysfs::value::{format_int, parse_padded_kernel_int, INT_BUF_LEN, INT_READ_BUF};
+    use ev3sysfs::value::{format_i32, parse_read_int, I32_BUF_LEN, INT_READ_BUF};
     let raw_parsed = |fd: std::os::fd::BorrowedFd<'_>| {
         let mut buf = INT_READ_BUF;
         let rest = &mut buf[ev3sysfs::value::INT_READ_PAD..];
         // SAFETY: a live descriptor; `rest` is writable for its length.
         let n = unsafe { libc::pread(fd.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len(), 0) };
-        parse_padded_kernel_int(&buf, n as usize).unwrap_or(0)
+        parse_read_int(&buf, n as usize).unwrap_or(0)
     };
     let raw_formatted = |fd: std::os::fd::BorrowedFd<'_>| {
-        let mut buf = [0u8; INT_BUF_LEN];
-        raw_write(fd, format_int(black_box(mtu), &mut buf));
+        let mut buf = [0u8; I32_BUF_LEN];
+        raw_write(fd, format_i32(black_box(mtu as i32), &mut buf));
     };
     println!("same work: raw syscalls formatting and parsing as the crate does");
     let n = 1_000;

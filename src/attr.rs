@@ -313,8 +313,21 @@ impl Attribute {
     /// fit in 32 bits with [`Error::InvalidValue`].
     #[inline(always)]
     pub fn write_int(&self, value: i64) -> Result<()> {
+        match i32::try_from(value) {
+            // Every ev3dev number: 1 to 11 bytes, no length check needed.
+            Ok(value) => {
+                let mut buf = [0u8; value::I32_BUF_LEN];
+                self.write_checked(value::format_i32(value, &mut buf))
+            }
+            Err(_) => self.write_wide_int(value),
+        }
+    }
+
+    /// [`Attribute::write_int`] of a value beyond 32 bits, out of line.
+    #[cold]
+    #[inline(never)]
+    fn write_wide_int(&self, value: i64) -> Result<()> {
         let mut buf = [0u8; value::INT_BUF_LEN];
-        // 1 to 20 bytes: no length check needed.
         self.write_checked(value::format_int(value, &mut buf))
     }
 
@@ -436,17 +449,18 @@ impl Attribute {
     #[inline(always)]
     pub fn read_int(&self) -> Result<i32> {
         // An i32 takes at most 12 bytes with its newline: a small stack
-        // buffer, after eight bytes of '0' that let the fast parse weigh a
-        // short value as if zero-padded.
+        // buffer, after eight bytes of '0' that let the fast parse (with
+        // 64-bit registers) weigh a short value as if zero-padded.
         let mut buf = value::INT_READ_BUF;
         if !self.access.can_read() {
             return Err(self.wrong_access(Operation::Read));
         }
         match crate::sys::pread_at_start(self.file.as_fd(), &mut buf[value::INT_READ_PAD..]) {
-            // The kernel's "%d\n" of up to 8 characters, parsed inline;
-            // anything else (longer, white space, a plus sign, a value as
-            // long as the buffer) goes the general way, out of line.
-            Ok(len) => match value::parse_padded_kernel_int(&buf, len) {
+            // The kernel's "%d\n" of a short value (up to 8 characters,
+            // 9 digits on 32-bit CPUs), parsed inline; anything else
+            // (longer, white space, a plus sign, a value as long as the
+            // buffer) goes the general way, out of line.
+            Ok(len) => match value::parse_read_int(&buf, len) {
                 Some(v) => Ok(v),
                 None => self.read_int_slow(&buf, len),
             },

@@ -15,30 +15,17 @@ pub const INT_BUF_LEN: usize = 20;
 #[doc(hidden)] // used by the simulated brick (ev3sysfs-sim)
 #[inline(always)]
 pub fn format_int(value: i64, buf: &mut [u8; INT_BUF_LEN]) -> &[u8] {
-    // Two digits a step (a command's value has 1 to 4 digits: one or two
-    // steps), from a table of the hundred pairs.
-    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-        2021222324252627282930313233343536373839\
-        4041424344454647484950515253545556575859\
-        6061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899";
     let mut pos = buf.len();
-    let mut rest = value.unsigned_abs();
-    while rest >= 100 {
+    // Beyond 32 bits (no ev3dev value is): 64-bit divisions, a library
+    // call each on the brick's 32-bit ARM, until what is left fits.
+    let mut wide = value.unsigned_abs();
+    while wide > u64::from(u32::MAX) {
         // Below 100, so the cast cannot truncate.
-        let pair = 2 * (rest % 100) as usize;
-        rest /= 100;
-        pos -= 2;
-        buf[pos..pos + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        pos = put_pair(buf, pos, (wide % 100) as usize);
+        wide /= 100;
     }
-    if rest >= 10 {
-        let pair = 2 * rest as usize;
-        pos -= 2;
-        buf[pos..pos + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-    } else {
-        pos -= 1;
-        buf[pos] = b'0' + rest as u8;
-    }
+    // At most u32::MAX now: fits.
+    pos = put_digits(wide as u32, buf, pos);
     if value < 0 {
         pos -= 1;
         buf[pos] = b'-';
@@ -46,19 +33,129 @@ pub fn format_int(value: i64, buf: &mut [u8; INT_BUF_LEN]) -> &[u8] {
     &buf[pos..]
 }
 
-/// Bytes of `b'0'` before the part of [`IntReadBuf`] the kernel fills: an
-/// integer shorter than 8 characters is read as if zero-padded on the left.
-#[doc(hidden)] // the integer read path's buffer layout
-pub const INT_READ_PAD: usize = 8;
+/// Enough bytes for any `i32` in decimal, with sign (11), rounded up to
+/// whole words: the buffer is cleared in three stores on the brick.
+#[doc(hidden)]
+pub const I32_BUF_LEN: usize = 12;
+
+/// [`format_int`] of an `i32` (every ev3dev number), into a smaller buffer.
+#[doc(hidden)]
+#[inline(always)]
+pub fn format_i32(value: i32, buf: &mut [u8; I32_BUF_LEN]) -> &[u8] {
+    let mut pos = put_digits(value.unsigned_abs(), buf, I32_BUF_LEN);
+    if value < 0 {
+        pos -= 1;
+        buf[pos] = b'-';
+    }
+    &buf[pos..]
+}
+
+/// Writes the decimal digits of `rest` into `buf` just before `pos`, two a
+/// step (a command's value has 1 to 4 digits: one or two steps) in 32 bits
+/// (a multiply, not a division, on any CPU); returns where they start.
+#[inline(always)]
+fn put_digits(mut rest: u32, buf: &mut [u8], mut pos: usize) -> usize {
+    while rest >= 100 {
+        pos = put_pair(buf, pos, (rest % 100) as usize);
+        rest /= 100;
+    }
+    if rest >= 10 {
+        put_pair(buf, pos, rest as usize)
+    } else {
+        buf[pos - 1] = b'0' + rest as u8;
+        pos - 1
+    }
+}
+
+/// Writes the two digits of `n` (below 100) into `buf` just before `pos`,
+/// from a table of the hundred pairs; returns where they start.
+#[inline(always)]
+fn put_pair(buf: &mut [u8], pos: usize, n: usize) -> usize {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+    buf[pos - 2..pos].copy_from_slice(&PAIRS[2 * n..2 * n + 2]);
+    pos - 2
+}
+
+/// Bytes of `b'0'` before the part of a [`PaddedIntBuf`] the kernel fills:
+/// an integer shorter than 8 characters is read as if zero-padded on the
+/// left.
+#[doc(hidden)]
+pub const INT_PAD: usize = 8;
+
+/// The buffer of [`parse_padded_kernel_int`]: [`INT_PAD`] bytes of `b'0'`,
+/// then 16 bytes for `pread` (an `i32` takes at most 12 with its newline).
+#[doc(hidden)]
+pub type PaddedIntBuf = [u8; INT_PAD + 16];
+
+/// The padding before the part of [`IntReadBuf`] that `pread` fills:
+/// [`INT_PAD`] where the read path parses a padded value (64-bit CPUs),
+/// none where it parses a digit at a time.
+#[doc(hidden)]
+pub const INT_READ_PAD: usize = if cfg!(target_pointer_width = "64") {
+    INT_PAD
+} else {
+    0
+};
 
 /// The integer read path's stack buffer: [`INT_READ_PAD`] bytes of `b'0'`,
-/// then 24 bytes for `pread` (an `i32` takes at most 12 with its newline).
+/// then 16 bytes for `pread`.
 #[doc(hidden)]
-pub type IntReadBuf = [u8; INT_READ_PAD + 24];
+pub type IntReadBuf = [u8; INT_READ_PAD + 16];
 
 /// A fresh [`IntReadBuf`]: all `b'0'`, so the padding is in place.
 #[doc(hidden)]
-pub const INT_READ_BUF: IntReadBuf = [b'0'; INT_READ_PAD + 24];
+pub const INT_READ_BUF: IntReadBuf = [b'0'; INT_READ_PAD + 16];
+
+/// The read path's fast case, the way that suits this CPU: the value of
+/// the kernel's `"%d\n"` that `pread` wrote as the first `len` bytes after
+/// the padding of `buf`, or `None` for the general parser to decide.
+///
+/// With 64-bit registers, [`parse_padded_kernel_int`]: an out-of-order CPU
+/// pays a parse's latency, and that one is short. With 32-bit ones (the
+/// brick's ARM926, in order, one instruction after the other),
+/// [`parse_short_kernel_int`]: its 64-bit words would take two registers
+/// and several instructions for each step there, where a digit at a time
+/// takes four.
+#[doc(hidden)]
+#[inline(always)]
+pub fn parse_read_int(buf: &IntReadBuf, len: usize) -> Option<i32> {
+    #[cfg(target_pointer_width = "64")]
+    return parse_padded_kernel_int(buf, len);
+    #[cfg(not(target_pointer_width = "64"))]
+    return parse_short_kernel_int(buf.get(..len)?);
+}
+
+/// The kernel's `"%d\n"` of a value of 1 to 9 digits (`"[-]d...d\n"`, 2
+/// to 11 bytes), a digit at a time; `None` for anything else (a longer
+/// value, no newline, white space, a plus sign...), which the caller hands
+/// to [`parse_int`]. Nine digits fit in an `i32` whatever they are.
+#[doc(hidden)]
+#[inline(always)]
+pub fn parse_short_kernel_int(raw: &[u8]) -> Option<i32> {
+    let (&newline, body) = raw.split_last()?;
+    let (negative, digits) = match body.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, body),
+    };
+    if newline != b'\n' || digits.is_empty() || digits.len() > 9 {
+        return None;
+    }
+    let mut magnitude = 0u32;
+    for &b in digits {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        magnitude = magnitude * 10 + u32::from(digit);
+    }
+    // At most 999 999 999: fits.
+    let magnitude = magnitude as i32;
+    Some(if negative { -magnitude } else { magnitude })
+}
 
 /// The read path's fast case: the value of `"[-]d...d\n"` of 2 to 9 bytes
 /// (up to 8 digits, 7 with a sign), that the kernel wrote as the first `len`
@@ -74,7 +171,7 @@ pub const INT_READ_BUF: IntReadBuf = [b'0'; INT_READ_PAD + 24];
 /// sign) are predicted branches off the value's path.
 #[doc(hidden)]
 #[inline(always)]
-pub fn parse_padded_kernel_int(buf: &IntReadBuf, len: usize) -> Option<i32> {
+pub fn parse_padded_kernel_int(buf: &PaddedIntBuf, len: usize) -> Option<i32> {
     // For a sign at the start of a `len`-byte value, in the window of the
     // eight bytes before the newline: what turns its '-' into a '0'
     // (`SIGN_FIX`), and what that '-' took from the weighed sum (`SIGN_SUM`:
@@ -98,9 +195,9 @@ pub fn parse_padded_kernel_int(buf: &IntReadBuf, len: usize) -> Option<i32> {
     if !(2..=9).contains(&len) {
         return None;
     }
-    let newline = INT_READ_PAD + len - 1;
+    let newline = INT_PAD + len - 1;
     let window: &[u8; 8] = buf.get(newline - 8..newline)?.try_into().ok()?;
-    let negative = buf[INT_READ_PAD] == b'-';
+    let negative = buf[INT_PAD] == b'-';
     // "-\n" keeps its '-' (no fix for len 2) and fails the digit check.
     let fixed = u64::from_le_bytes(*window).wrapping_add(if negative { SIGN_FIX[len] } else { 0 });
     let all_digits = (fixed & HIGH) | ((fixed.wrapping_add(0x0606_0606_0606_0606) & HIGH) >> 4)
@@ -259,6 +356,10 @@ mod tests {
             let text = format_int(v, &mut buf);
             assert_eq!(text, v.to_string().as_bytes());
             assert_eq!(parse_int(text), Some(v));
+            if let Ok(small) = i32::try_from(v) {
+                let mut small_buf = [0u8; I32_BUF_LEN];
+                assert_eq!(format_i32(small, &mut small_buf), v.to_string().as_bytes());
+            }
         }
     }
 
@@ -311,6 +412,8 @@ mod tests {
                 parse_kernel_int(format_int(i64::from(v), &mut buf)),
                 Some(v)
             );
+            let mut small_buf = [0u8; I32_BUF_LEN];
+            assert_eq!(parse_kernel_int(format_i32(v, &mut small_buf)), Some(v));
         }
     }
 
@@ -351,8 +454,8 @@ mod tests {
     /// [`parse_padded_kernel_int`] of `raw`, read into a fresh buffer as
     /// the read path reads it.
     fn padded(raw: &[u8]) -> Option<i32> {
-        let mut buf = INT_READ_BUF;
-        buf[INT_READ_PAD..INT_READ_PAD + raw.len()].copy_from_slice(raw);
+        let mut buf: PaddedIntBuf = [b'0'; INT_PAD + 16];
+        buf[INT_PAD..INT_PAD + raw.len()].copy_from_slice(raw);
         parse_padded_kernel_int(&buf, raw.len())
     }
 
@@ -392,24 +495,57 @@ mod tests {
         }
     }
 
+    #[test]
+    fn parses_short_kernel_ints_a_digit_at_a_time() {
+        for (raw, v) in [
+            (&b"0\n"[..], 0),
+            (b"-7\n", -7),
+            (b"1500\n", 1500),
+            (b"999999999\n", 999_999_999),
+            (b"-999999999\n", -999_999_999),
+            (b"-0\n", 0),
+        ] {
+            assert_eq!(parse_short_kernel_int(raw), Some(v), "{raw:?}");
+        }
+        for raw in [
+            &b""[..],
+            b"\n",
+            b"-\n",
+            b"1234567890\n",
+            b"+7\n",
+            b"42",
+            b"4 2\n",
+        ] {
+            assert_eq!(parse_short_kernel_int(raw), None, "{raw:?}");
+        }
+        // What the read path calls on this CPU, on the buffer as it fills it.
+        let mut buf = INT_READ_BUF;
+        buf[INT_READ_PAD..INT_READ_PAD + 6].copy_from_slice(b"-1560\n");
+        assert_eq!(parse_read_int(&buf, 6), Some(-1560));
+    }
+
     /// Every string of up to 7 bytes over the characters that matter (digits
     /// at both ends of the range, their ASCII neighbours, sign, newline,
-    /// space), and random longer ones: wherever the padded fast case answers,
-    /// it answers what the kernel-format parser does, and it answers for
-    /// every short plain value.
+    /// space), and random longer ones: wherever a fast case (padded, or a
+    /// digit at a time) answers, it answers what the kernel-format parser
+    /// does, and it answers for every short plain value.
     #[test]
-    fn padded_fast_case_agrees_with_the_kernel_parser() {
+    fn fast_cases_agree_with_the_kernel_parser() {
         let alphabet = b"09/:-\n +";
         let check = |raw: &[u8]| {
+            let body = raw.strip_suffix(b"\n").unwrap_or(b"");
+            let digits = body.strip_prefix(b"-").unwrap_or(body);
+            let plain = !digits.is_empty() && digits.iter().all(u8::is_ascii_digit);
             let fast = padded(raw);
             if fast.is_some() {
                 assert_eq!(fast, parse_kernel_int(raw), "{raw:?}");
             }
-            let body = raw.strip_suffix(b"\n").unwrap_or(b"");
-            let digits = body.strip_prefix(b"-").unwrap_or(body);
-            let plain =
-                !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) && raw.len() <= 9;
-            assert_eq!(fast.is_some(), plain, "{raw:?}");
+            assert_eq!(fast.is_some(), plain && raw.len() <= 9, "{raw:?}");
+            let short = parse_short_kernel_int(raw);
+            if short.is_some() {
+                assert_eq!(short, parse_kernel_int(raw), "{raw:?}");
+            }
+            assert_eq!(short.is_some(), plain && digits.len() <= 9, "{raw:?}");
         };
         let max_len = if cfg!(miri) { 3 } else { 7 };
         let mut raw = Vec::new();
@@ -429,9 +565,7 @@ mod tests {
             let v = rng.next() as i32 >> (rng.next() % 32);
             let mut buf = [0u8; INT_BUF_LEN];
             let text = [format_int(i64::from(v), &mut buf), b"\n"].concat();
-            if text.len() <= 24 {
-                check(&text);
-            }
+            check(&text);
         }
     }
 

@@ -160,6 +160,25 @@ fn parse_errors_keep_raw_contents() {
 }
 
 #[test]
+fn integers_of_any_width_are_written_whole() {
+    let (tmp, motor) = motor_tree("large_motor");
+    let file = tmp.path().join("tacho-motor/motor0/position_sp");
+    // Longer each time: a plain file keeps the tail of a longer value.
+    for value in [
+        -7,
+        i64::from(i32::MAX),
+        i64::from(i32::MIN),
+        1 << 40,
+        i64::MIN,
+    ] {
+        motor.write_int("position_sp", value).unwrap();
+        assert_eq!(contents(&file), value.to_string());
+        let attribute = motor.attribute("position_sp").unwrap();
+        assert_eq!(attribute.read_i64().unwrap(), value);
+    }
+}
+
+#[test]
 fn empty_and_oversized_values_are_refused_without_io() {
     let (tmp, motor) = motor_tree("large_motor");
     motor.write_int("time_sp", 1000).unwrap();
