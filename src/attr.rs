@@ -449,8 +449,9 @@ impl Attribute {
     #[inline(always)]
     pub fn read_int(&self) -> Result<i32> {
         // An i32 takes at most 12 bytes with its newline: a small stack
-        // buffer, after eight bytes of '0' that let the fast parse (with
-        // 64-bit registers) weigh a short value as if zero-padded.
+        // buffer, after INT_READ_PAD bytes of '0' (eight with 64-bit
+        // registers, where the fast parse weighs a short value as if
+        // zero-padded; none on 32-bit CPUs).
         let mut buf = value::INT_READ_BUF;
         if !self.access.can_read() {
             return Err(self.wrong_access(Operation::Read));
