@@ -389,7 +389,7 @@ impl Buttons {
                 }
                 Err(e) => return Err(self.error(e)),
             };
-            for chunk in buf[..n].chunks_exact(EVENT_SIZE) {
+            for chunk in buf[..n].as_chunks::<EVENT_SIZE>().0 {
                 let Some(event) = InputEvent::from_bytes(chunk) else {
                     continue;
                 };

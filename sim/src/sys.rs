@@ -225,6 +225,8 @@ pub(crate) fn answer_trapped(
         id,
         val: 0,
         error: if proceed { 0 } else { -errno },
+        // c_ulong: u64 on 64-bit targets, already u32 on the brick's.
+        #[allow(clippy::unnecessary_cast)]
         flags: if proceed {
             libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32
         } else {
