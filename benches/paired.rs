@@ -31,7 +31,11 @@
 //! buffers: the crate's machinery alone, apart from the arithmetic any
 //! program pays to turn numbers into text and back); then a raw read whose
 //! bytes are weighed by the least a parser can do (the floor of any
-//! integer read). Without root or FUSE a backing says why it is skipped.
+//! integer read); then, below any conversion, a raw read that loads one
+//! byte of the answer and a raw write of four bytes stored on the stack
+//! just before the syscall (what touching the bytes alone costs); with
+//! `kernfs` too, all of these again with the second thread. Without root or
+//! FUSE a backing says why it is skipped.
 
 use std::fs::{File, OpenOptions};
 use std::hint::black_box;
@@ -270,10 +274,10 @@ fn kernfs_bench(krate: bool, diag: bool) -> Result<(), String> {
             kernfs_measure(&net, &a, &b, mtu);
         }
         if diag {
-            kernfs_diag(&a, &b, mtu);
+            kernfs_diag(&a, &b, mtu, "this thread alone in the process");
         }
         if krate {
-            kernfs_threaded(&a, &b, mtu);
+            kernfs_threaded(&a, &b, mtu, diag);
         }
         Ok(())
     });
@@ -294,8 +298,9 @@ fn kernfs_measure(net: &Path, a: &Attribute, b: &Attribute, mtu: i64) {
 }
 
 /// The crate's pairs again with a second (parked) thread in the process,
-/// after everything single-threaded.
-fn kernfs_threaded(a: &Attribute, b: &Attribute, mtu: i64) {
+/// after everything single-threaded (and with `diag`, the diagnostic pairs
+/// there too).
+fn kernfs_threaded(a: &Attribute, b: &Attribute, mtu: i64, diag: bool) {
     // A second thread changes what every syscall on a descriptor costs:
     // the kernel then takes a reference on the file for the call (fdget in
     // a process whose descriptor table is shared), some 30-40 ns on this
@@ -309,6 +314,9 @@ fn kernfs_threaded(a: &Attribute, b: &Attribute, mtu: i64) {
             }
         });
         kernfs_pairs(a, b, mtu);
+        if diag {
+            kernfs_diag(a, b, mtu, "with the second thread");
+        }
         done.store(true, std::sync::atomic::Ordering::Release);
         idle.thread().unpark();
     });
@@ -351,11 +359,12 @@ fn kernfs_pairs(a: &Attribute, b: &Attribute, mtu: i64) {
 }
 
 /// The A/A run: each raw loop paired against an identical copy of itself,
-/// the same way the crate is paired against it (same rounds, same turns).
-fn kernfs_diag(a: &Attribute, b: &Attribute, mtu: i64) {
+/// the same way the crate is paired against it (same rounds, same turns),
+/// then [`kernfs_same_work`]; `context` says which process it runs in.
+fn kernfs_diag(a: &Attribute, b: &Attribute, mtu: i64, context: &str) {
     let text = mtu.to_string();
     println!(
-        "diagnostic (A/A): raw against raw on real kernfs, {} paired rounds",
+        "diagnostic (A/A): raw against raw on real kernfs, {} paired rounds, {context}",
         rounds()
     );
     let n = 1_000;
@@ -396,23 +405,27 @@ fn kernfs_diag(a: &Attribute, b: &Attribute, mtu: i64) {
 /// line), apart from the cost of turning numbers into text and back.
 fn kernfs_same_work(a: &Attribute, b: &Attribute, mtu: i64) {
     use ev3sysfs::value::{format_i32, parse_read_int, I32_BUF_LEN, INT_READ_BUF};
-    let raw_parsed = |fd: std::os::fd::BorrowedFd<'_>| {
+    // Functions, not closures: a closure called from two loops was compiled
+    // out of line, a call the crate's inlined paths do not make.
+    #[inline(always)]
+    fn raw_parsed(fd: std::os::fd::BorrowedFd<'_>) -> i32 {
         let mut buf = INT_READ_BUF;
         let rest = &mut buf[ev3sysfs::value::INT_READ_PAD..];
         // SAFETY: a live descriptor; `rest` is writable for its length.
         let n = unsafe { libc::pread(fd.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len(), 0) };
         parse_read_int(&buf, n as usize).unwrap_or(0)
-    };
-    let raw_formatted = |fd: std::os::fd::BorrowedFd<'_>| {
+    }
+    #[inline(always)]
+    fn raw_formatted(fd: std::os::fd::BorrowedFd<'_>, value: i64) {
         let mut buf = [0u8; I32_BUF_LEN];
-        raw_write(fd, format_i32(black_box(mtu as i32), &mut buf));
-    };
+        raw_write(fd, format_i32(black_box(value as i32), &mut buf));
+    }
     println!("same work: raw syscalls formatting and parsing as the crate does");
     let n = 1_000;
     paired(
         "write",
         n,
-        || raw_formatted(a.as_fd()),
+        || raw_formatted(a.as_fd(), mtu),
         || {
             black_box(a.write_int(black_box(mtu)).ok());
         },
@@ -434,7 +447,7 @@ fn kernfs_same_work(a: &Attribute, b: &Attribute, mtu: i64) {
             let x = raw_parsed(a.as_fd());
             let y = raw_parsed(b.as_fd());
             black_box(x + y);
-            raw_formatted(a.as_fd());
+            raw_formatted(a.as_fd(), mtu);
         },
         || {
             let x = a.read_int().unwrap_or(0);
@@ -462,6 +475,38 @@ fn kernfs_same_work(a: &Attribute, b: &Attribute, mtu: i64) {
             v = (v & 0x00FF_00FF_00FF_00FF).wrapping_mul(6_553_601) >> 16;
             v = (v & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001) >> 32;
             black_box((v, n));
+        },
+    );
+    // Below any parser: one byte the kernel wrote, loaded and not weighed.
+    paired_as(
+        "read 1 byte",
+        "loaded",
+        n,
+        || {
+            black_box(raw_read_int(a.as_fd()));
+        },
+        || {
+            let mut buf = [0u8; 16];
+            // SAFETY: a live descriptor; `buf` is writable for its length.
+            let n = unsafe { libc::pread(a.as_fd().as_raw_fd(), buf.as_mut_ptr().cast(), 16, 0) };
+            black_box((buf[0], n));
+        },
+    );
+    // Below any formatting: the bytes stored on the stack just before the
+    // syscall (one word store of preformatted text).
+    let text = mtu.to_string();
+    let Ok(word) = <[u8; 4]>::try_from(text.as_bytes()) else {
+        return;
+    };
+    let word = u32::from_le_bytes(word);
+    paired_as(
+        "write 1 store",
+        "stored",
+        n,
+        || raw_write(a.as_fd(), text.as_bytes()),
+        || {
+            let buf = black_box(word).to_le_bytes();
+            raw_write(a.as_fd(), &buf);
         },
     );
 }
