@@ -37,15 +37,15 @@
 //! `kernfs` too, all of these again with the second thread. Without root or
 //! FUSE a backing says why it is skipped.
 
-use std::fs::{File, OpenOptions};
 use std::hint::black_box;
 use std::os::fd::{AsFd, AsRawFd};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ev3sysfs::{Access, Attribute};
+
+mod sim;
 
 /// Many short rounds: on a shared machine a round is either disturbed or
 /// not, and the median of the per-round ratios skips the disturbed ones.
@@ -70,7 +70,7 @@ fn main() {
     let wants = |name: &str| only.is_empty() || named(name);
     // The simulated brick first: the kernfs bench enters namespaces.
     if wants("sim") {
-        if let Err(e) = sim_bench() {
+        if let Err(e) = sim::bench() {
             println!("paired bench, simulated brick: skipped: {e}");
         }
     }
@@ -509,122 +509,4 @@ fn kernfs_same_work(a: &Attribute, b: &Attribute, mtu: i64) {
             raw_write(a.as_fd(), &buf);
         },
     );
-}
-
-/// A descriptor of `dir/name`, opened as the crate opens it (read-only,
-/// or write-only when `write`).
-fn open_raw(dir: &Path, name: &str, write: bool) -> Result<File, String> {
-    OpenOptions::new()
-        .read(!write)
-        .write(write)
-        .custom_flags(libc::O_SYNC | libc::O_CLOEXEC)
-        .open(dir.join(name))
-        .map_err(|e| format!("{name}: {e}"))
-}
-
-fn sim_bench() -> Result<(), String> {
-    use ev3sysfs::motor::TachoMotor;
-    use ev3sysfs_sim::{MockTree, TachoDriver};
-    let tree = MockTree::new().map_err(|e| e.to_string())?;
-    tree.add_tacho_motor("outA", TachoDriver::Ev3Large)
-        .map_err(|e| e.to_string())?;
-    let motor = TachoMotor::find(tree.root(), "outA").map_err(|e| e.to_string())?;
-    let dir = motor.device().dir().to_path_buf();
-    let open = |name: &str, write: bool| open_raw(&dir, name, write);
-    let (duty, position, speed) = (
-        open("duty_cycle_sp", true)?,
-        open("position", false)?,
-        open("speed", false)?,
-    );
-    println!(
-        "simulated brick (FUSE, {}), TachoMotor against raw syscalls, {} paired rounds",
-        dir.display(),
-        rounds()
-    );
-    let n = 40;
-    paired(
-        "write",
-        n,
-        || raw_write(&duty, b"30"),
-        || {
-            black_box(motor.set_duty_cycle_sp(black_box(30)).ok());
-        },
-    );
-    paired(
-        "read",
-        n,
-        || {
-            black_box(raw_read_int(&position));
-        },
-        || {
-            black_box(motor.position().ok());
-        },
-    );
-    paired(
-        "control loop",
-        n / 2,
-        || {
-            let x = raw_read_int(&position);
-            let y = raw_read_int(&speed);
-            black_box(x + y);
-            raw_write(&duty, b"30");
-        },
-        || {
-            let x = motor.position().unwrap_or(0);
-            let y = motor.speed().unwrap_or(0);
-            black_box(x + y);
-            black_box(motor.set_duty_cycle_sp(black_box(30)).ok());
-        },
-    );
-    sim_sensor_bench(&tree, n)
-}
-
-/// The sensor reads on the simulated brick, `n` per round.
-fn sim_sensor_bench(tree: &ev3sysfs_sim::MockTree, n: u32) -> Result<(), String> {
-    use ev3sysfs::sensor::{ColorSensor, Sensor, TouchSensor};
-    use ev3sysfs_sim::SensorDriver;
-    let e = |e: ev3sysfs::Error| e.to_string();
-    tree.add_sensor("in1", SensorDriver::Ev3Touch).map_err(e)?;
-    tree.add_sensor("in2", SensorDriver::Ev3Color).map_err(e)?;
-    let touch = TouchSensor::find(tree.root(), "in1").map_err(e)?;
-    let sensor = Sensor::find(tree.root(), "in2", &[]).map_err(e)?;
-    let color = ColorSensor::find(tree.root(), "in2").map_err(e)?;
-    color.reflected().map_err(e)?;
-    let open = |dir: &Path, name: &str| open_raw(dir, name, false);
-    let (touch_dir, color_dir) = (touch.sensor().device().dir(), sensor.device().dir());
-    let touch0 = open(touch_dir, "value0")?;
-    let (value0, mode) = (open(color_dir, "value0")?, open(color_dir, "mode")?);
-    println!("simulated brick, sensors against raw preads, same rounds");
-    paired(
-        "value(0)",
-        n,
-        || {
-            black_box(raw_read_int(&value0));
-        },
-        || {
-            black_box(sensor.value(black_box(0)).ok());
-        },
-    );
-    paired(
-        "pressed",
-        n,
-        || {
-            black_box(raw_read_int(&touch0));
-        },
-        || {
-            black_box(touch.pressed().ok());
-        },
-    );
-    paired(
-        "reflected",
-        n / 2,
-        || {
-            black_box(raw_read_int(&mode));
-            black_box(raw_read_int(&value0));
-        },
-        || {
-            black_box(color.reflected().ok());
-        },
-    );
-    Ok(())
 }
