@@ -9,10 +9,12 @@
 
 use std::hint::black_box;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ev3sysfs::{Access, Attribute};
+
+#[path = "common/kernfs.rs"]
+mod kernfs;
 
 const ROUNDS: usize = 21;
 const PER_ROUND: u32 = 20_000;
@@ -28,41 +30,7 @@ fn main() {
 }
 
 fn kernfs_bench() -> Result<(), String> {
-    use nix::mount::{mount, umount2, MntFlags, MsFlags};
-    use nix::sched::{unshare, CloneFlags};
-    unshare(CloneFlags::CLONE_NEWNET | CloneFlags::CLONE_NEWNS)
-        .map_err(|e| format!("unshare: {e}"))?;
-    mount(
-        None::<&str>,
-        "/",
-        None::<&str>,
-        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-        None::<&str>,
-    )
-    .map_err(|e| format!("make / private: {e}"))?;
-    let dir = nix::unistd::mkdtemp(&std::env::temp_dir().join("ev3sysfs-bench-XXXXXX"))
-        .map_err(|e| format!("mkdtemp: {e}"))?;
-    mount(
-        Some("sysfs"),
-        &dir,
-        Some("sysfs"),
-        MsFlags::empty(),
-        None::<&str>,
-    )
-    .map_err(|e| format!("mount sysfs: {e}"))?;
-    let status = Command::new("ip")
-        .args([
-            "link", "add", "ev3b0", "type", "veth", "peer", "name", "ev3b1",
-        ])
-        .status()
-        .map_err(|e| format!("ip: {e}"))?;
-    if !status.success() {
-        return Err("ip link add failed".into());
-    }
-    let result = measure(&dir.join("class/net/ev3b0/mtu"));
-    let _ = umount2(&dir, MntFlags::MNT_DETACH);
-    let _ = std::fs::remove_dir(&dir);
-    result
+    kernfs::with_veth(|net| measure(&net.join("ev3b0/mtu")))
 }
 
 fn measure(path: &Path) -> Result<(), String> {

@@ -45,6 +45,8 @@ use std::time::{Duration, Instant};
 
 use ev3sysfs::{Access, Attribute};
 
+#[path = "../common/kernfs.rs"]
+mod kernfs;
 mod sim;
 
 /// Many short rounds: on a shared machine a round is either disturbed or
@@ -234,44 +236,14 @@ fn raw_control(a: &Attribute, b: &Attribute, text: &str) {
 /// Real kernfs in a private network and mount namespace: the crate against
 /// raw syscalls (`krate`) and the raw loops against themselves (`diag`).
 fn kernfs_bench(krate: bool, diag: bool) -> Result<(), String> {
-    use nix::mount::{mount, umount2, MntFlags, MsFlags};
-    use nix::sched::{unshare, CloneFlags};
-    unshare(CloneFlags::CLONE_NEWNET | CloneFlags::CLONE_NEWNS)
-        .map_err(|e| format!("unshare: {e}"))?;
-    mount(
-        None::<&str>,
-        "/",
-        None::<&str>,
-        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-        None::<&str>,
-    )
-    .map_err(|e| format!("make / private: {e}"))?;
-    let dir = nix::unistd::mkdtemp(&std::env::temp_dir().join("ev3sysfs-bench-XXXXXX"))
-        .map_err(|e| format!("mkdtemp: {e}"))?;
-    mount(
-        Some("sysfs"),
-        &dir,
-        Some("sysfs"),
-        MsFlags::empty(),
-        None::<&str>,
-    )
-    .map_err(|e| format!("mount sysfs: {e}"))?;
-    let status = Command::new("ip")
-        .args([
-            "link", "add", "ev3b0", "type", "veth", "peer", "name", "ev3b1",
-        ])
-        .status()
-        .map_err(|e| format!("ip: {e}"))?;
-    if !status.success() {
-        return Err("ip link add failed".into());
-    }
-    let net = dir.join("class/net");
-    let open = |p: &str| Attribute::open(net.join(p), Access::ReadWrite).map_err(|e| e.to_string());
-    let result = open("ev3b0/mtu").and_then(|a| {
+    kernfs::with_veth(|net| {
+        let open =
+            |p: &str| Attribute::open(net.join(p), Access::ReadWrite).map_err(|e| e.to_string());
+        let a = open("ev3b0/mtu")?;
         let b = open("ev3b1/mtu")?;
         let mtu = a.read_i64().map_err(|e| e.to_string())?;
         if krate {
-            kernfs_measure(&net, &a, &b, mtu);
+            kernfs_measure(net, &a, &b, mtu);
         }
         if diag {
             kernfs_diag(&a, &b, mtu, "this thread alone in the process");
@@ -280,10 +252,7 @@ fn kernfs_bench(krate: bool, diag: bool) -> Result<(), String> {
             kernfs_threaded(&a, &b, mtu, diag);
         }
         Ok(())
-    });
-    let _ = umount2(&dir, MntFlags::MNT_DETACH);
-    let _ = std::fs::remove_dir(&dir);
-    result
+    })
 }
 
 /// The crate against raw syscalls on `a` and `b` (the veth pair's `mtu`s,
