@@ -131,6 +131,84 @@ fn one_poll_per_wake_up_and_no_busy_loop() {
     );
 }
 
+const SLOW_CHILD_ENV: &str = "EV3SYSFS_TASKS_SLOW_CHILD";
+
+/// A future that blocks the thread for 15 ms each time it is polled and
+/// never finishes: every wake-up takes longer than the motor wait's 10 ms
+/// re-check period (what an overloaded or emulated CPU does to a look).
+struct SlowLook;
+
+impl std::future::Future for SlowLook {
+    type Output = ev3sysfs::Result<()>;
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::thread::sleep(Duration::from_millis(15));
+        std::task::Poll::Pending
+    }
+}
+
+/// The child: waits 300 ms for a running motor to stop beside a
+/// [`SlowLook`], under one `block_on`; says which thread waited.
+#[test]
+#[ignore = "started under strace by the test below"]
+fn strace_slow_child() {
+    use ev3sysfs::motor::TachoMotor;
+    use ev3sysfs_sim::TachoDriver;
+    if std::env::var_os(SLOW_CHILD_ENV).is_none() {
+        return;
+    }
+    let Some(tree) = common::ev3_brick() else {
+        eprintln!("SKIPPED: no simulated brick");
+        return;
+    };
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Medium)
+        .unwrap();
+    let arm = TachoMotor::find(tree.root(), "outA").unwrap();
+    arm.run_forever(100).unwrap();
+    println!("WAITER {}", nix::unistd::gettid());
+    let outcome = block_on(tasks::or(
+        async {
+            tasks::motor_until(&arm, |s| !s.running(), Duration::from_millis(WAIT_MS))
+                .await
+                .map(drop)
+        },
+        SlowLook,
+    ))
+    .unwrap();
+    assert!(
+        matches!(outcome, Err(ev3sysfs::Error::Timeout { .. })),
+        "{outcome:?}"
+    );
+    arm.stop().unwrap();
+}
+
+/// When every wake-up's futures take longer than their period, each
+/// deadline has passed by the next `poll(2)`: the reactor looks once with
+/// a 0 ms timeout, then sleeps at least 1 ms a wake-up instead of spinning
+/// through 0 ms polls (seen in the ARM926 guest, where a look under strace
+/// outlasted the 10 ms period).
+#[test]
+fn a_reactor_that_falls_behind_sleeps_instead_of_spinning() {
+    if common::ev3_brick().is_none() {
+        return;
+    }
+    let Some(lines) = common::traced_waiter("strace_slow_child", SLOW_CHILD_ENV) else {
+        return;
+    };
+    // No two 0 ms polls in a row (checked there), about one poll per look.
+    let (_, polls) = common::wait_polls(&lines, 1, WAIT_MS, 10);
+    let timeouts: Vec<&str> = polls
+        .iter()
+        .filter_map(|p| p.split("], 1, ").nth(1)?.split([')', ' ']).next())
+        .collect();
+    println!("poll timeouts (ms): {timeouts:?}");
+    // The case happened: a deadline had passed at a poll, and again at the
+    // next one, which waited 1 ms.
+    assert!(timeouts.windows(2).any(|w| w == ["0", "1"]), "{timeouts:?}");
+}
+
 #[test]
 fn block_on_reports_instead_of_panicking_or_hanging() {
     // Inside another block_on on the same thread: an error, not a panic.

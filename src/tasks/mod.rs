@@ -28,7 +28,11 @@
 //! [`block_on`] is this crate's own small reactor (`tasks/reactor.rs`): it
 //! runs the future on the calling thread and, while it is pending, makes
 //! **one `poll(2)` per wake-up** on every descriptor its waits registered,
-//! with the earliest of their deadlines as the timeout. No thread is
+//! with the earliest of their deadlines as the timeout (rounded up to whole
+//! milliseconds; a deadline that passed while the futures ran is looked at
+//! once with a 0 ms timeout, and when the futures cannot keep up with
+//! their periods, every following wake-up sleeps at least 1 ms until they
+//! do: never a spin). No thread is
 //! started (not even a helper), no epoll instance, and no panic path: a
 //! `poll` error comes back as an [`Error`]. The combinators ([`zip`],
 //! [`or`]: the first of two to finish, the other dropped) are

@@ -46,6 +46,8 @@ struct Reactor {
     /// the `poll(2)` that woke them or at their first look; `None` between
     /// two polls of them.
     now: Option<Instant>,
+    /// The last `poll(2)`'s deadline had already passed when it started.
+    behind: bool,
 }
 
 thread_local! {
@@ -97,7 +99,20 @@ impl Reactor {
             });
             self.fd_tokens.push(e.token);
         }
-        match crate::sys::poll_raw(&mut self.fds, millis_until(earliest)) {
+        // A deadline that passed while the futures ran is looked at once
+        // (a 0 ms poll); passed again at the next wake-up, the futures
+        // cannot keep up with their period (a look that takes longer than
+        // it: an overloaded or emulated CPU), and a 0 ms poll again would
+        // spin: the thread sleeps at least 1 ms a wake-up until it catches
+        // up.
+        let millis = millis_until(earliest);
+        let timeout = if millis == 0 && self.behind {
+            1
+        } else {
+            millis
+        };
+        self.behind = millis == 0;
+        match crate::sys::poll_raw(&mut self.fds, timeout) {
             Ok(_) | Err(nix::errno::Errno::EINTR) => {}
             Err(errno) => return Err(poll_error(errno)),
         }
@@ -266,6 +281,7 @@ impl Drop for Running {
             if let Ok(mut r) = r.try_borrow_mut() {
                 r.running = false;
                 r.now = None;
+                r.behind = false;
                 r.waiting.clear();
                 r.fired.clear();
             }
