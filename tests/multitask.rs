@@ -66,7 +66,6 @@ const WAIT_MS: u64 = 300;
 #[ignore = "started under strace by the test below"]
 fn strace_child() {
     use ev3sysfs::buttons::Buttons;
-    use ev3sysfs::motor::TachoMotor;
     use ev3sysfs::screen::Geometry;
     use ev3sysfs_sim::TachoDriver;
     if std::env::var_os(CHILD_ENV).is_none() {
@@ -82,8 +81,20 @@ fn strace_child() {
         eprintln!("SKIPPED: the simulated buttons need FUSE");
         return;
     };
-    let arm = TachoMotor::find(tree.root(), "outA").unwrap();
     let buttons = Buttons::open(io.buttons_path()).unwrap();
+    wait_for_the_motor_beside(&tree, async {
+        tasks::button_pressed(&buttons, None).await.map(drop)
+    });
+}
+
+/// Runs outA forever, says which thread waits, and waits under one
+/// `block_on` for outA to stop (`WAIT_MS`, a timeout) beside `other`
+/// (which must not finish first); stops outA.
+fn wait_for_the_motor_beside(
+    tree: &ev3sysfs_sim::MockTree,
+    other: impl std::future::Future<Output = ev3sysfs::Result<()>>,
+) {
+    let arm = ev3sysfs::motor::TachoMotor::find(tree.root(), "outA").unwrap();
     arm.run_forever(100).unwrap();
     println!("WAITER {}", nix::unistd::gettid());
     let outcome = block_on(tasks::or(
@@ -92,7 +103,7 @@ fn strace_child() {
                 .await
                 .map(drop)
         },
-        async { tasks::button_pressed(&buttons, None).await.map(drop) },
+        other,
     ))
     .unwrap();
     assert!(
@@ -154,7 +165,6 @@ impl std::future::Future for SlowLook {
 #[test]
 #[ignore = "started under strace by the test below"]
 fn strace_slow_child() {
-    use ev3sysfs::motor::TachoMotor;
     use ev3sysfs_sim::TachoDriver;
     if std::env::var_os(SLOW_CHILD_ENV).is_none() {
         return;
@@ -165,23 +175,7 @@ fn strace_slow_child() {
     };
     tree.add_tacho_motor("outA", TachoDriver::Ev3Medium)
         .unwrap();
-    let arm = TachoMotor::find(tree.root(), "outA").unwrap();
-    arm.run_forever(100).unwrap();
-    println!("WAITER {}", nix::unistd::gettid());
-    let outcome = block_on(tasks::or(
-        async {
-            tasks::motor_until(&arm, |s| !s.running(), Duration::from_millis(WAIT_MS))
-                .await
-                .map(drop)
-        },
-        SlowLook,
-    ))
-    .unwrap();
-    assert!(
-        matches!(outcome, Err(ev3sysfs::Error::Timeout { .. })),
-        "{outcome:?}"
-    );
-    arm.stop().unwrap();
+    wait_for_the_motor_beside(&tree, SlowLook);
 }
 
 /// When every wake-up's futures take longer than their period, each
