@@ -9,6 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod netns;
 pub mod strace;
 
 /// A directory with an unpredictable name (mkdtemp, mode 0700), deleted on
@@ -282,29 +283,9 @@ fn try_ip(args: &[&str]) -> Result<(), String> {
 /// mounted in them, a veth pair. Any failure is a reason to skip: the
 /// machine (a container under `cross test`: EPERM) cannot give us this.
 fn set_up_kernfs() -> Result<Kernfs, String> {
-    use nix::mount::{mount, MsFlags};
-    use nix::sched::{unshare, CloneFlags};
-    // Namespaces are per thread: only this thread moves.
-    unshare(CloneFlags::CLONE_NEWNET | CloneFlags::CLONE_NEWNS)
-        .map_err(|e| format!("unshare(CLONE_NEWNET | CLONE_NEWNS): {e}"))?;
-    mount(
-        None::<&str>,
-        "/",
-        None::<&str>,
-        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-        None::<&str>,
-    )
-    .map_err(|e| format!("make / private in the new mount namespace: {e}"))?;
+    netns::enter_private_namespaces()?;
     let dir = TempDir::new("kernfs");
-    // A sysfs mounted in the new network namespace shows its devices.
-    mount(
-        Some("sysfs"),
-        dir.path(),
-        Some("sysfs"),
-        MsFlags::empty(),
-        None::<&str>,
-    )
-    .map_err(|e| format!("mount sysfs: {e}"))?;
+    netns::mount_sysfs(dir.path())?;
     let kernfs = Kernfs {
         class_root: dir.path().join("class"),
         mount: dir,
