@@ -67,16 +67,9 @@ const WAIT_MS: u64 = 300;
 fn strace_child() {
     use ev3sysfs::buttons::Buttons;
     use ev3sysfs::screen::Geometry;
-    use ev3sysfs_sim::TachoDriver;
-    if std::env::var_os(CHILD_ENV).is_none() {
-        return;
-    }
-    let Some(tree) = common::ev3_brick() else {
-        eprintln!("SKIPPED: no simulated brick");
+    let Some(tree) = child_brick(CHILD_ENV) else {
         return;
     };
-    tree.add_tacho_motor("outA", TachoDriver::Ev3Medium)
-        .unwrap();
     let Ok(io) = tree.add_brick_io(Geometry::EV3_MONO) else {
         eprintln!("SKIPPED: the simulated buttons need FUSE");
         return;
@@ -85,6 +78,20 @@ fn strace_child() {
     wait_for_the_motor_beside(&tree, async {
         tasks::button_pressed(&buttons, None).await.map(drop)
     });
+}
+
+/// A strace child's simulated brick with a medium motor on outA; `None`
+/// when not started as the child (`env` unset) or, after a printed skip,
+/// without a simulated brick.
+fn child_brick(env: &str) -> Option<ev3sysfs_sim::MockTree> {
+    std::env::var_os(env)?;
+    let Some(tree) = common::ev3_brick() else {
+        eprintln!("SKIPPED: no simulated brick");
+        return None;
+    };
+    tree.add_tacho_motor("outA", ev3sysfs_sim::TachoDriver::Ev3Medium)
+        .unwrap();
+    Some(tree)
 }
 
 /// Runs outA forever, says which thread waits, and waits under one
@@ -165,17 +172,9 @@ impl std::future::Future for SlowLook {
 #[test]
 #[ignore = "started under strace by the test below"]
 fn strace_slow_child() {
-    use ev3sysfs_sim::TachoDriver;
-    if std::env::var_os(SLOW_CHILD_ENV).is_none() {
-        return;
+    if let Some(tree) = child_brick(SLOW_CHILD_ENV) {
+        wait_for_the_motor_beside(&tree, SlowLook);
     }
-    let Some(tree) = common::ev3_brick() else {
-        eprintln!("SKIPPED: no simulated brick");
-        return;
-    };
-    tree.add_tacho_motor("outA", TachoDriver::Ev3Medium)
-        .unwrap();
-    wait_for_the_motor_beside(&tree, SlowLook);
 }
 
 /// When every wake-up's futures take longer than their period, each
@@ -193,14 +192,14 @@ fn a_reactor_that_falls_behind_sleeps_instead_of_spinning() {
     };
     // No two 0 ms polls in a row (checked there), about one poll per look.
     let (_, polls) = common::wait_polls(&lines, 1, WAIT_MS, 10);
-    let timeouts: Vec<&str> = polls
+    let timeouts: Vec<i64> = polls
         .iter()
-        .filter_map(|p| p.split("], 1, ").nth(1)?.split([')', ' ']).next())
+        .filter_map(|p| common::poll_timeout_ms(p, 1))
         .collect();
     println!("poll timeouts (ms): {timeouts:?}");
     // The case happened: a deadline had passed at a poll, and again at the
     // next one, which waited 1 ms.
-    assert!(timeouts.windows(2).any(|w| w == ["0", "1"]), "{timeouts:?}");
+    assert!(timeouts.windows(2).any(|w| w == [0, 1]), "{timeouts:?}");
 }
 
 #[test]

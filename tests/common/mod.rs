@@ -474,12 +474,7 @@ pub fn wait_polls(
     for p in &polls {
         // poll([{fd=.., events=POLLPRI}, ...], 3, 10) = 0 (Timeout)
         assert!(p.contains(&count), "one poll on all {fds} descriptors: {p}");
-        let timeout: i64 = p
-            .split(&count)
-            .nth(1)
-            .and_then(|t| t.split([')', ' ']).next())
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or_else(|| panic!("{p}"));
+        let timeout = poll_timeout_ms(p, fds).unwrap_or_else(|| panic!("{p}"));
         // A 0 ms poll only looks: right once, for a deadline that passed
         // while the program ran (the ARM926 guest's slow CPU); twice in a
         // row, it spins.
@@ -490,6 +485,18 @@ pub fn wait_polls(
         zero_before = timeout == 0;
     }
     (window, polls)
+}
+
+/// The timeout (ms) of a strace line of a `poll(2)` on `fds` descriptors:
+/// `poll([{fd=.., events=POLLPRI}, ...], 3, 10) = 0 (Timeout)` gives 10.
+pub fn poll_timeout_ms(line: &str, fds: usize) -> Option<i64> {
+    line.split(&format!("], {fds}, "))
+        .nth(1)?
+        .split([')', ' '])
+        .next()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// A drive base on the simulated brick's large motors outB (left) and outC
