@@ -355,3 +355,32 @@ fn unplugging_one_motor_leaves_the_others_flags_alone() {
     let state = mb.state().unwrap();
     assert!(state.running() && !state.ramping(), "{state}");
 }
+
+#[test]
+fn a_command_written_while_the_simulation_thread_waited_moves_no_sooner() {
+    let Some(tree) = common::brick() else { return };
+    let tree = Arc::new(tree);
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Medium)
+        .unwrap();
+    let sim = Simulator::new(Arc::clone(&tree)).unwrap().run_realtime();
+    let m = TachoMotor::find(tree.root(), "outA").unwrap();
+    m.set_stop_action(StopAction::Hold).unwrap();
+    // The simulation thread waits 200 ms for the simulator (as it would
+    // for a CPU on a busy machine); the command comes at the end of it.
+    let start = sim.with(|_| {
+        std::thread::sleep(200 * MS);
+        let start = std::time::Instant::now();
+        m.run_to_rel_pos(360, 1200).unwrap();
+        start
+    });
+    let state = m.wait_while_running(Duration::from_secs(5)).unwrap();
+    let took = start.elapsed();
+    assert!(state.holding());
+    // The move takes 330 ms of simulated time (165 ticks when stepped); at
+    // most the 10 ms leeway and a tick of it ran before the write. Without
+    // the drop, the 200 ms of ticks caught up ran with the command applied.
+    assert!(took >= Duration::from_millis(300), "{took:?}");
+    // The ticks due before the write (less the leeway) were dropped, not run.
+    let dropped = sim.timing().dropped;
+    assert!((90..=200).contains(&dropped), "{dropped} ticks dropped");
+}

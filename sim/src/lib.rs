@@ -464,6 +464,12 @@ impl MockTree {
         fs::wake(pollers);
     }
 
+    /// When a client last wrote one of the brick's attributes (for the
+    /// real-time simulation: a write's effects never start before it).
+    pub(crate) fn last_write(&self) -> Option<std::time::Instant> {
+        fs::lock(&self.brick).last_write()
+    }
+
     /// Whether every device model is sound: the first model that panicked
     /// (in `show`, `store`, `tick` or `inject`) is an error from then on.
     /// A failed model answers `EIO` where it panicked and no longer ticks;

@@ -38,6 +38,11 @@ pub const TICK: Duration = Duration::from_millis(2);
 /// a busy host's pauses are made up, an emulator's growing lag is not).
 const MAX_CATCH_UP: u128 = 250;
 
+/// How late a real-time simulator may run ticks that were due before a
+/// client's write (with the write applied): the jitter of its 2 ms sleeps.
+/// Ticks due earlier than this before the write are dropped.
+const WRITE_LEEWAY: Duration = Duration::from_millis(10);
+
 /// A scripted sensor value: a function of the simulated world.
 type Script = Box<dyn FnMut(&World<'_>) -> i64 + Send>;
 
@@ -257,7 +262,10 @@ impl Simulator {
     /// Runs the simulation in real time on a background thread (a step
     /// every 2 ms of wall time) until the handle is dropped. Behind by
     /// more than 0.5 s (a machine too slow for the ticks), it drops the
-    /// rest: simulated time then runs slower than the wall clock.
+    /// rest: simulated time then runs slower than the wall clock. Behind
+    /// when a client writes an attribute (this thread did not run for a
+    /// while), it drops the ticks due more than 10 ms before the write:
+    /// a command's effects never start before it was written.
     pub fn run_realtime(self) -> RealtimeSim {
         let stop = Arc::new(AtomicBool::new(false));
         let sim = Arc::new(Mutex::new(self));
@@ -297,20 +305,37 @@ fn realtime_loop(stop: &AtomicBool, sim: &Mutex<Simulator>, timing: &TickTiming)
     let mut done: u128 = 0;
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(TICK);
+        let mut sim = sim.lock().unwrap_or_else(|p| p.into_inner());
         // Whole ticks due since the start: simulated time keeps to the
-        // wall clock however long each sleep was.
+        // wall clock however long each sleep (or the wait for the lock) was.
         let due = start.elapsed().as_micros() / TICK.as_micros();
         if due <= done {
             continue;
+        }
+        // A client's write during a pause (a busy machine did not run this
+        // thread): the ticks due more than WRITE_LEEWAY before it are
+        // dropped, not run with the write already applied, which would
+        // move a motor before its command was written.
+        let mut dropped = 0;
+        if let Some(written) = sim.tree.last_write() {
+            let before = written
+                .saturating_duration_since(start)
+                .saturating_sub(WRITE_LEEWAY)
+                .as_micros()
+                / TICK.as_micros();
+            if before > done {
+                dropped = before.min(due) - done;
+                done += dropped;
+            }
         }
         // At most MAX_CATCH_UP ticks at a time: on a machine too slow for
         // 2 ms ticks (an emulator, a world with much to compute) simulated
         // time falls behind instead of each catch-up taking longer than the
         // one before.
         let ticks = (due - done).min(MAX_CATCH_UP);
-        sim.lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .step_ticks(ticks);
+        dropped += due - done - ticks;
+        sim.step_ticks(ticks);
+        drop(sim);
         // Each tick's deadline is the start plus its number of ticks.
         let finished = start.elapsed();
         let first = done + 1;
@@ -320,7 +345,7 @@ fn realtime_loop(stop: &AtomicBool, sim: &Mutex<Simulator>, timing: &TickTiming)
                 let deadline = Duration::from_micros(u64::try_from(us).unwrap_or(u64::MAX));
                 finished.saturating_sub(deadline)
             }),
-            u64::try_from(due - done - ticks).unwrap_or(u64::MAX),
+            u64::try_from(dropped).unwrap_or(u64::MAX),
         );
         done = due;
     }

@@ -110,6 +110,8 @@ pub(crate) struct Brick<W> {
     failures: Vec<(u64, String)>,
     /// Polls answered (see [`Brick::polls_answered`]).
     polls: u64,
+    /// When a client last wrote an attribute (see [`Brick::last_write`]).
+    last_write: Option<std::time::Instant>,
 }
 
 /// How many stores [`Brick::take_stores`] keeps.
@@ -176,6 +178,7 @@ impl<W: Clone> Brick<W> {
             last_stored: HashMap::new(),
             failures: Vec::new(),
             polls: 0,
+            last_write: None,
         }
     }
 
@@ -211,6 +214,12 @@ impl<W: Clone> Brick<W> {
     /// `poll(2)` and again after every wake-up of the poll.
     pub(crate) fn polls_answered(&self) -> u64 {
         self.polls
+    }
+
+    /// When a client last wrote an attribute through the file system
+    /// (accepted or refused; injections are not writes).
+    pub(crate) fn last_write(&self) -> Option<std::time::Instant> {
+        self.last_write
     }
 
     /// The stores received since the last call, oldest first.

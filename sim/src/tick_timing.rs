@@ -21,8 +21,10 @@ const BUCKETS: usize = 10_000;
 pub struct TickLateness {
     /// Ticks done.
     pub ticks: u64,
-    /// Ticks skipped because the simulation was more than 0.5 s behind
-    /// (simulated time then runs slower than the wall clock).
+    /// Ticks skipped because the simulation was more than 0.5 s behind,
+    /// or was behind when a client wrote an attribute (see
+    /// [`Simulator::run_realtime`](crate::Simulator::run_realtime));
+    /// simulated time then runs slower than the wall clock.
     pub dropped: u64,
     /// The median lateness (to 10 us; 100 ms at most).
     pub p50: Duration,

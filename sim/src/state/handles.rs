@@ -85,6 +85,7 @@ impl<W: Clone> Brick<W> {
             return (Err(libc::EBADF), Vec::new());
         };
         let path = self.path_of(handle.ino);
+        self.last_write = Some(std::time::Instant::now());
         let kept = &data[..data.len().min(STORE_BYTES_KEPT)];
         while self.stores.len() >= STORES_KEPT || self.stores_bytes + kept.len() > STORES_BYTES_KEPT
         {
