@@ -23,17 +23,7 @@ const CHILD_ENV: &str = "EV3SYSFS_RACE_CHILD";
 
 /// How many child runs per mode (`EV3SYSFS_RACE_RUNS` overrides).
 fn runs() -> usize {
-    runs_from("EV3SYSFS_RACE_RUNS", 100)
-}
-
-/// `var`'s count, else `default` (a tenth under the cross runner, where
-/// every child process starts under qemu).
-fn runs_from(var: &str, default: usize) -> usize {
-    let emulated = common::under_qemu_user();
-    std::env::var(var)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if emulated { default / 10 } else { default })
+    common::repetitions("EV3SYSFS_RACE_RUNS", 100)
 }
 
 /// Two threads that only burn CPU: the machine is loaded, threads are
@@ -178,7 +168,7 @@ fn guard_wins_over_a_driving_thread_on_sigint_and_sigterm() {
 /// qemu).
 #[test]
 fn the_guards_stop_is_the_last_write() {
-    let n = runs_from("EV3SYSFS_ORDER_RUNS", 1000);
+    let n = common::repetitions("EV3SYSFS_ORDER_RUNS", 1000);
     let running = left_running("end-shared", n);
     println!("end-shared: left running {running}/{n}");
     assert_eq!(running, 0, "left running {running}/{n}");

@@ -180,10 +180,7 @@ fn a_shared_handle_never_desyncs_its_memory() {
     };
     let mock = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     let motor = Arc::new(TachoMotor::find(tree.root(), "outA").unwrap());
-    let rounds: usize = std::env::var("EV3SYSFS_STRESS_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10_000);
+    let rounds = common::repetitions("EV3SYSFS_STRESS_ROUNDS", 10_000);
     let threads = 4;
     let start = Arc::new(Barrier::new(threads + 1));
     let done = Arc::new(Barrier::new(threads + 1));

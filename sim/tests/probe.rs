@@ -436,7 +436,8 @@ fn signals_restore_a_simulated_motors_attribute() {
 }
 
 /// A `command` write with --allow-motion: 100 runs to a normal end and 100
-/// interrupted by SIGINT while the motor runs; 0 left running.
+/// interrupted by SIGINT while the motor runs (`EV3SYSFS_RACE_RUNS` of
+/// each); 0 left running.
 #[test]
 fn allow_motion_never_leaves_the_motor_running() {
     use nix::sys::signal::Signal;
@@ -469,7 +470,7 @@ fn allow_motion_never_leaves_the_motor_running() {
     std::fs::write(motor.path().join("speed_sp"), "300").unwrap();
     let running = || motor.read("state").unwrap().contains("running");
     let (mut left_running, mut interrupted_left_running) = (0, 0);
-    for _ in 0..100 {
+    for _ in 0..common::repetitions("EV3SYSFS_RACE_RUNS", 100) {
         let a = args("20");
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         let out = probe(&a);

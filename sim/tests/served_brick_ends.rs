@@ -28,11 +28,7 @@ const CHILD_ENV: &str = "EV3SYSFS_HANG_CHILD";
 /// `EV3SYSFS_HANG_RUNS`, else 100 (10 under the cross runner, where every
 /// child process starts under qemu).
 fn runs() -> usize {
-    let emulated = common::under_qemu_user();
-    std::env::var("EV3SYSFS_HANG_RUNS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if emulated { 10 } else { 100 })
+    common::repetitions("EV3SYSFS_HANG_RUNS", 100)
 }
 
 /// A model whose `show`, `store` or `tick` panics.

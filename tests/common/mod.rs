@@ -377,6 +377,18 @@ pub fn ev3_sim_over_sys_class() -> Option<PathBuf> {
     Some(PathBuf::from(bin))
 }
 
+/// A repetition count: `var` when set, else `default` (a tenth under the
+/// cross runner, where every child process starts under qemu). The ARM
+/// guest sets the variables to a tenth or less too
+/// (`scripts/arm-guest/run`).
+pub fn repetitions(var: &str, default: usize) -> usize {
+    let emulated = under_qemu_user();
+    std::env::var(var)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if emulated { default / 10 } else { default })
+}
+
 /// Whether a real-time simulation keeps to the wall clock here: not under
 /// an emulator (qemu-user runs the brick build's tests), where the
 /// library's wall-clock timeouts end moves that the slower simulated time
