@@ -58,6 +58,17 @@ fn formats_every_edge() {
 }
 
 #[test]
+fn formats_every_value_of_up_to_five_digits() {
+    // Every length a command's value has, each pair and digit of the table,
+    // against std's formatting.
+    let mut buf = [0u8; I32_BUF_LEN];
+    let step = if cfg!(miri) { 997 } else { 1 };
+    for v in (-100_001..=100_001).step_by(step) {
+        assert_eq!(format_i32(v, &mut buf), v.to_string().as_bytes());
+    }
+}
+
+#[test]
 fn parses_kernel_ints() {
     assert_eq!(parse_int(b"42\n"), Some(42));
     assert_eq!(parse_int(b"-1050\n"), Some(-1050));
