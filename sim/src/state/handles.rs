@@ -39,6 +39,12 @@ impl<W: Clone> Brick<W> {
         self.handles.remove(&fh);
     }
 
+    /// How many handles are open: files some process holds, or closed ones
+    /// whose `RELEASE` the kernel has queued but the brick not yet served.
+    pub(crate) fn open_handles(&self) -> usize {
+        self.handles.len()
+    }
+
     /// The attribute behind handle `fh`: device id, name, info.
     fn attr_of(&self, fh: u64) -> KResult<(u64, String, AttrInfo, u64)> {
         let handle = self.handles.get(&fh).ok_or(libc::EBADF)?;
