@@ -42,6 +42,9 @@ struct Client {
 struct State {
     keys: ButtonSet,
     clients: HashMap<u64, Client>,
+    /// Open files (the buttons' and the beeper's), until their `RELEASE`
+    /// is answered (see `serve::wait_for_releases`).
+    open_files: usize,
     next_fh: u64,
     tones: Vec<Tone>,
     started: Instant,
@@ -181,6 +184,7 @@ impl SimulatedIo {
             state: Mutex::new(State {
                 keys: ButtonSet::EMPTY,
                 clients: HashMap::new(),
+                open_files: 0,
                 next_fh: 1,
                 tones: Vec::new(),
                 started: Instant::now(),
@@ -360,6 +364,7 @@ impl SimulatedIo {
 impl Drop for SimulatedIo {
     fn drop(&mut self) {
         let input = self.dev_root.join("input");
+        crate::serve::wait_for_releases(|| self.shared.lock().open_files);
         if let Some(session) = self.session.take() {
             if let Err(e) = session.umount_and_join() {
                 log::warn!("unmounting {}: {e}", input.display());

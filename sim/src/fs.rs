@@ -411,7 +411,7 @@ impl Filesystem for BrickFs {
     fn release(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         _flags: OpenFlags,
         _lock_owner: Option<LockOwner>,
@@ -419,16 +419,19 @@ impl Filesystem for BrickFs {
         reply: ReplyEmpty,
     ) {
         guarded("release", || {
-            lock(&self.brick).release(fh.0);
+            // Answered first: the handle counts as open until the answer
+            // is out, so a brick being dropped (which waits for no handle
+            // to be open) never unmounts between the two.
+            reply.ok();
             let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((_, holders)) = held.get_mut(&_ino.0) {
+            if let Some((_, holders)) = held.get_mut(&ino.0) {
                 *holders -= 1;
                 if *holders == 0 {
-                    held.remove(&_ino.0);
+                    held.remove(&ino.0);
                 }
             }
             drop(held);
-            reply.ok();
+            lock(&self.brick).release(fh.0);
         });
     }
 

@@ -511,28 +511,9 @@ impl MockTree {
     }
 }
 
-/// How long a brick being dropped waits for the `RELEASE`s of files just
-/// closed (served within a millisecond or two) before it unmounts anyway.
-const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
-
-impl MockTree {
-    /// Waits, at most [`RELEASE_WAIT`], until no handle is open. Closing a
-    /// file sends the kernel's `RELEASE` in the background: unmounted
-    /// before it was served, the connection is gone when the answer goes
-    /// out (fuser then logs "Failed to send FUSE reply: ENOENT", at the end
-    /// of a probe run say). A file still held, by this process or another,
-    /// keeps the count up: the unmount is then lazy, after the wait.
-    fn wait_for_releases(&self) {
-        let deadline = std::time::Instant::now() + RELEASE_WAIT;
-        while fs::lock(&self.brick).open_handles() > 0 && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-    }
-}
-
 impl Drop for MockTree {
     fn drop(&mut self) {
-        self.wait_for_releases();
+        serve::wait_for_releases(|| fs::lock(&self.brick).open_handles());
         // Unmounted at once when nothing is open, else lazily; the serving
         // thread ends with the connection.
         self.service

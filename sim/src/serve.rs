@@ -90,6 +90,25 @@ pub(crate) fn mount(brick: SharedBrick, dir: &Path, made_for_it: bool) -> io::Re
     Ok(Service { served, serving })
 }
 
+/// How long a file system being dropped waits for the `RELEASE`s of files
+/// just closed (served within a millisecond or two) before it unmounts
+/// anyway.
+const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Waits, at most [`RELEASE_WAIT`], until `open_handles` is 0. Closing a
+/// file sends the kernel's `RELEASE` in the background: unmounted before it
+/// was answered, the connection is gone when the answer goes out (fuser then
+/// logs "Failed to send FUSE reply: ENOENT", at the end of a probe run say).
+/// The handlers answer a `RELEASE` before they forget the handle, so 0
+/// means every answer is out. A file still held, by this process or
+/// another, keeps the count up: the unmount is then lazy, after the wait.
+pub(crate) fn wait_for_releases(open_handles: impl Fn() -> usize) {
+    let deadline = std::time::Instant::now() + RELEASE_WAIT;
+    while open_handles() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// Unmounts the brick at `dir`; lazily when files are still open (`EBUSY`).
 fn unmount(dir: &Path) {
     use nix::mount::{umount2, MntFlags};

@@ -181,10 +181,14 @@ impl Filesystem for DevFs {
                 BUTTONS if write => reply.error(Errno::EACCES),
                 BUTTONS => {
                     state.clients.insert(fh, Client::default());
+                    state.open_files += 1;
                     reply.opened(FileHandle(fh), stream);
                 }
                 BEEPER if read => reply.error(Errno::EACCES),
-                BEEPER => reply.opened(FileHandle(fh), stream),
+                BEEPER => {
+                    state.open_files += 1;
+                    reply.opened(FileHandle(fh), stream);
+                }
                 _ => reply.error(Errno::EISDIR),
             }
         });
@@ -223,8 +227,12 @@ impl Filesystem for DevFs {
         reply: ReplyEmpty,
     ) {
         guarded("release", || {
-            self.shared.lock().clients.remove(&fh.0);
+            // Answered first, as the brick's files (`fs::BrickFs`): the
+            // file counts as open until the answer is out.
             reply.ok();
+            let mut state = self.shared.lock();
+            state.clients.remove(&fh.0);
+            state.open_files = state.open_files.saturating_sub(1);
         });
     }
 
