@@ -13,7 +13,6 @@ mod common;
 
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
 use std::sync::Mutex;
 
 use ev3sysfs::screen::Geometry;
@@ -21,6 +20,19 @@ use ev3sysfs_sim::{SimulatedIo, TachoDriver};
 
 /// Counts the error records of fuser (every other record is dropped).
 struct CountErrors;
+
+impl log::Log for CountErrors {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.level() == log::Level::Error
+    }
+    fn log(&self, record: &log::Record) {
+        if record.level() == log::Level::Error && record.target().starts_with("fuser") {
+            ERRORS.fetch_add(1, Ordering::Relaxed);
+            eprintln!("{}: {}", record.target(), record.args());
+        }
+    }
+    fn flush(&self) {}
+}
 
 static ERRORS: AtomicUsize = AtomicUsize::new(0);
 static LOGGER: CountErrors = CountErrors;
@@ -41,19 +53,6 @@ fn count_errors() -> std::sync::MutexGuard<'static, ()> {
 /// How many bricks each test drops: `EV3SYSFS_RELEASE_RUNS`, else 200.
 fn bricks() -> usize {
     common::repetitions("EV3SYSFS_RELEASE_RUNS", 200)
-}
-
-impl log::Log for CountErrors {
-    fn enabled(&self, metadata: &log::Metadata) -> bool {
-        metadata.level() == log::Level::Error
-    }
-    fn log(&self, record: &log::Record) {
-        if record.level() == log::Level::Error && record.target().starts_with("fuser") {
-            ERRORS.fetch_add(1, Ordering::Relaxed);
-            eprintln!("{}: {}", record.target(), record.args());
-        }
-    }
-    fn flush(&self) {}
 }
 
 #[test]
