@@ -50,6 +50,15 @@ fn count_errors() -> std::sync::MutexGuard<'static, ()> {
     turn
 }
 
+/// Fails when fuser logged an error since [`count_errors`].
+fn assert_no_failed_replies() {
+    assert_eq!(
+        ERRORS.load(Ordering::Relaxed),
+        0,
+        "fuser failed to send replies (see above): files' RELEASEs answered after the unmount"
+    );
+}
+
 /// How many bricks each test drops: `EV3SYSFS_RELEASE_RUNS`, else 200.
 fn bricks() -> usize {
     common::repetitions("EV3SYSFS_RELEASE_RUNS", 200)
@@ -72,11 +81,7 @@ fn files_closed_just_before_the_drop_are_released_before_the_unmount() {
         }
         drop(tree);
     }
-    assert_eq!(
-        ERRORS.load(Ordering::Relaxed),
-        0,
-        "fuser failed to send replies (see above): files' RELEASEs answered after the unmount"
-    );
+    assert_no_failed_replies();
 }
 
 #[test]
@@ -97,9 +102,5 @@ fn device_files_closed_just_before_the_drop_are_released_before_the_unmount() {
         );
         drop(io);
     }
-    assert_eq!(
-        ERRORS.load(Ordering::Relaxed),
-        0,
-        "fuser failed to send replies (see above): files' RELEASEs answered after the unmount"
-    );
+    assert_no_failed_replies();
 }
