@@ -435,6 +435,97 @@ fn signals_restore_a_simulated_motors_attribute() {
     assert_eq!(motor.read("speed_sp").unwrap(), "500", "{stderr}");
 }
 
+/// The CPUs this test may run on.
+fn cpus_allowed() -> usize {
+    let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    (0..nix::sched::CpuSet::count())
+        .filter(|&c| set.is_set(c).unwrap_or(false))
+        .count()
+}
+
+/// The `Cpus_allowed_list` of every thread of process `pid`.
+fn threads_cpus(pid: u32) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("status")).ok())
+        .filter_map(|status| {
+            let line = status
+                .lines()
+                .find(|l| l.starts_with("Cpus_allowed_list:"))?;
+            Some(line.split_once(':')?.1.trim().to_owned())
+        })
+        .collect()
+}
+
+/// On the simulated brick every thread of the probe, the brick's server
+/// among them, runs on one CPU (seen from outside in `/proc`, and in the
+/// header); `--cpu any` leaves them where the scheduler puts them, `--cpu N`
+/// picks the CPU, and a CPU the process may not use is refused.
+#[test]
+fn on_the_simulated_brick_every_thread_runs_on_one_cpu() {
+    use nix::sys::signal::Signal;
+    if cpus_allowed() < 2 {
+        skip("one CPU here: nothing to pin");
+        return;
+    }
+    let Some(_fuse) = common::brick() else { return };
+    let quick = [
+        "--mock", "-n", "5", "--warmup", "0", "--only", "pwrite", "--format", "json",
+    ];
+    let header = |extra: &[&str]| {
+        let out = probe(&[&quick[..], extra].concat());
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{stderr}");
+        validate_json(&stdout);
+        stdout
+    };
+    let pinned = header(&[]);
+    assert!(
+        pinned.contains("\"cpu\": \"all ") && pinned.contains(", where the probe started:"),
+        "{pinned}"
+    );
+    assert!(
+        !pinned.contains("\"cpu\": \"all 1 thread "),
+        "the brick's server: {pinned}"
+    );
+    assert!(header(&["--cpu", "any"]).contains("threads on CPUs "));
+    assert!(header(&["--cpu", "0"]).contains("threads on CPU 0 (--cpu 0)"));
+    let out = probe(&[&quick[..], &["--cpu", "1023"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out).1.contains("not a CPU this process may run on"),
+        "{:?}",
+        text(&out)
+    );
+
+    // From outside: every thread of a running probe allowed one and the
+    // same CPU.
+    let child = spawn_probe(&[
+        "--mock",
+        "-n",
+        "100000000",
+        "--max-time",
+        "60",
+        "--only",
+        "pwrite",
+        "--flags",
+        "none",
+    ]);
+    let pid = child.id();
+    wait_until("every thread of the probe on one CPU", || {
+        let cpus = threads_cpus(pid);
+        cpus.len() > 1
+            && cpus
+                .iter()
+                .all(|c| *c == cpus[0] && !c.contains([',', '-']))
+    });
+    let (code, stderr) = interrupt(child, Signal::SIGINT);
+    assert_eq!(code, 130, "{stderr}");
+}
+
 /// A `command` write with --allow-motion: 100 runs to a normal end and 100
 /// interrupted by SIGINT while the motor runs (`EV3SYSFS_RACE_RUNS` of
 /// each); 0 left running.

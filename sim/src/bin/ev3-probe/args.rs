@@ -47,6 +47,11 @@ REAL-TIME SETTINGS (reported in the header; negative nice and FIFO need root):
   --nice N            setpriority (ev3dev runs programs at -10)
   --fifo PRIO         SCHED_FIFO with priority PRIO (1-99)
   --mlockall          lock current and future memory (no page faults)
+  --cpu N|any         run every thread of the probe on CPU N, or leave them
+                      where the scheduler puts them [default: on the simulated
+                      brick, the CPU the probe starts on (a round trip to the
+                      brick's thread on another core waits for that core to
+                      wake); on a device, any]
 
 RESPONSE (moves the motor):
   --response TRIALS   time from writing run-forever until `state` shows running
@@ -72,6 +77,17 @@ pub enum Format {
     Json,
 }
 
+/// Where the probe's threads run (`--cpu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cpu {
+    /// On the simulated brick, the CPU the probe starts on; elsewhere, any.
+    Default,
+    /// Wherever the scheduler puts them.
+    Any,
+    /// Every thread on this CPU.
+    Fixed(usize),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     pub root: Option<PathBuf>,
@@ -90,6 +106,7 @@ pub struct Options {
     pub nice: Option<i32>,
     pub fifo: Option<i32>,
     pub mlockall: bool,
+    pub cpu: Cpu,
     pub format: Format,
     pub histogram: Option<String>,
     pub plot: Option<PathBuf>,
@@ -118,6 +135,7 @@ impl Default for Options {
             nice: None,
             fifo: None,
             mlockall: false,
+            cpu: Cpu::Default,
             format: Format::Table,
             histogram: None,
             plot: None,
@@ -221,6 +239,15 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
                 o.fifo = Some(prio);
             }
             "--mlockall" => o.mlockall = true,
+            "--cpu" => {
+                o.cpu = match value()?.as_str() {
+                    "any" => Cpu::Any,
+                    n => Cpu::Fixed(
+                        n.parse()
+                            .map_err(|_| format!("--cpu: {n:?} is not a CPU number or \"any\""))?,
+                    ),
+                }
+            }
             "--format" => {
                 o.format = match value()?.as_str() {
                     "table" => Format::Table,
@@ -298,6 +325,8 @@ mod tests {
             "0.5",
             "--response",
             "3",
+            "--cpu",
+            "1",
         ])
         .unwrap();
         assert_eq!(o.port.as_deref(), Some("outB"));
@@ -309,6 +338,8 @@ mod tests {
         assert_eq!(o.histogram.as_deref(), Some("pwrite/O_SYNC"));
         assert_eq!(o.max_time, Duration::from_millis(500));
         assert_eq!(o.response, Some(3));
+        assert_eq!(o.cpu, Cpu::Fixed(1));
+        assert_eq!(p(&["--cpu", "any"]).unwrap().cpu, Cpu::Any);
     }
 
     #[test]
@@ -325,6 +356,8 @@ mod tests {
         assert!(p(&["--max-time", "-1"]).is_err());
         assert!(p(&["--path", "/x", "--port", "outA"]).is_err());
         assert!(p(&["--response", "0"]).is_err());
+        assert!(p(&["--cpu", "first"]).unwrap_err().contains("\"first\""));
+        assert!(p(&["--cpu", "-1"]).is_err());
         assert!(p(&["--help"]).unwrap().help);
     }
 

@@ -1,6 +1,7 @@
 //! `ev3-probe`: the built-in latency probe. See `ev3-probe --help`.
 
 mod args;
+mod cpu;
 mod plot;
 mod report;
 mod response;
@@ -286,6 +287,7 @@ fn run_response(o: &Options, trials: usize) -> Result<(), String> {
         ("machine", machine()),
     ];
     apply_realtime(o, &mut header)?;
+    header.push(("cpu", cpu::place(o.cpu, place.is_simulated())?));
     for (k, v) in &header {
         println!("{k:>12}: {v}");
     }
@@ -367,6 +369,7 @@ fn run(o: &Options) -> Result<(), String> {
         ),
     ];
     apply_realtime(o, &mut header)?;
+    header.push(("cpu", cpu::place(o.cpu, simulated)?));
     header.push(("clock", strategy::clock_overhead()));
 
     // A tacho motor (not a bare --path): measure the typed API as `driver`.
