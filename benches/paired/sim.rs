@@ -25,7 +25,7 @@ fn open_raw(dir: &Path, name: &str, write: bool) -> Result<File, String> {
 /// process inherits them). A round trip to the brick's thread on another,
 /// idle core also waits for that core to wake (on a VM about 55 µs against
 /// 3 µs on one core); pinned, the per-round ratios' quartiles went from
-/// about ±2 % to ±0.5 %.
+/// about ±2 % to ±1 %.
 struct OneCpu {
     before: Option<nix::sched::CpuSet>,
     cpu: Option<usize>,

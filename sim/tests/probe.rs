@@ -347,6 +347,22 @@ fn spawn_probe(args: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
+/// [`spawn_probe`] on `target` writing with `pwrite` (no open flags) until
+/// stopped by a signal (or a minute).
+fn spawn_endless_probe(target: &[&str]) -> std::process::Child {
+    let endless = [
+        "-n",
+        "100000000",
+        "--max-time",
+        "60",
+        "--only",
+        "pwrite",
+        "--flags",
+        "none",
+    ];
+    spawn_probe(&[target, &endless[..]].concat())
+}
+
 /// Waits (at most 30 s) until `done()`.
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -377,20 +393,7 @@ fn signals_restore_the_exact_bytes_of_a_file_as_a_normal_end_does() {
         (b"123  \n\tx", Signal::SIGINT),
     ] {
         std::fs::write(&file, original).unwrap();
-        let child = spawn_probe(&[
-            "--path",
-            file.to_str().unwrap(),
-            "--value",
-            "7",
-            "-n",
-            "100000000",
-            "--max-time",
-            "60",
-            "--only",
-            "pwrite",
-            "--flags",
-            "none",
-        ]);
+        let child = spawn_endless_probe(&["--path", file.to_str().unwrap(), "--value", "7"]);
         // Until the probe's first writes show in the file.
         wait_until("the probe writes", || {
             std::fs::read(&file).unwrap() != original
@@ -413,22 +416,7 @@ fn signals_restore_a_simulated_motors_attribute() {
     let motor = tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
     std::fs::write(motor.path().join("speed_sp"), "500").unwrap();
     let root = tree.root().to_str().unwrap().to_owned();
-    let child = spawn_probe(&[
-        "--root",
-        &root,
-        "--port",
-        "outA",
-        "--value",
-        "7",
-        "-n",
-        "100000000",
-        "--max-time",
-        "60",
-        "--only",
-        "pwrite",
-        "--flags",
-        "none",
-    ]);
+    let child = spawn_endless_probe(&["--root", &root, "--port", "outA", "--value", "7"]);
     wait_until("speed_sp 7", || motor.read("speed_sp").unwrap() == "7");
     let (code, stderr) = interrupt(child, Signal::SIGINT);
     assert_eq!(code, 130, "{stderr}");
@@ -460,18 +448,19 @@ fn threads_cpus(pid: u32) -> Vec<String> {
         .collect()
 }
 
-/// On the simulated brick every thread of the probe, the brick's server
-/// among them, runs on one CPU (seen from outside in `/proc`, and in the
-/// header); `--cpu any` leaves them where the scheduler puts them, `--cpu N`
-/// picks the CPU, and a CPU the process may not use is refused.
+/// With its own simulated brick every thread of the probe, the brick's
+/// server among them, runs on one CPU (seen from outside in `/proc`, and in
+/// the header); `--cpu any` leaves them where the scheduler puts them,
+/// `--cpu N` picks the CPU, a CPU the process may not use is refused, and
+/// on a brick served by another process the probe is not pinned.
 #[test]
-fn on_the_simulated_brick_every_thread_runs_on_one_cpu() {
+fn with_its_own_simulated_brick_every_thread_runs_on_one_cpu() {
     use nix::sys::signal::Signal;
     if cpus_allowed() < 2 {
         skip("one CPU here: nothing to pin");
         return;
     }
-    let Some(_fuse) = common::brick() else { return };
+    let Some(tree) = common::brick() else { return };
     let quick = [
         "--mock", "-n", "5", "--warmup", "0", "--only", "pwrite", "--format", "json",
     ];
@@ -492,6 +481,20 @@ fn on_the_simulated_brick_every_thread_runs_on_one_cpu() {
         "the brick's server: {pinned}"
     );
     assert!(header(&["--cpu", "any"]).contains("threads on CPUs "));
+    // A brick served by another process (here the test's): not pinned.
+    tree.add_tacho_motor("outA", TachoDriver::Ev3Large).unwrap();
+    let root = tree.root().to_str().unwrap();
+    let out = probe(&[
+        "--root", root, "-n", "5", "--warmup", "0", "--only", "pwrite",
+    ]);
+    assert!(
+        text(&out).0.contains("thread on CPUs ")
+            && text(&out)
+                .0
+                .contains("(not pinned: no simulated brick of its own"),
+        "{:?}",
+        text(&out)
+    );
     assert!(header(&["--cpu", "0"]).contains("threads on CPU 0 (--cpu 0)"));
     let out = probe(&[&quick[..], &["--cpu", "1023"]].concat());
     assert_eq!(out.status.code(), Some(1));
@@ -503,17 +506,7 @@ fn on_the_simulated_brick_every_thread_runs_on_one_cpu() {
 
     // From outside: every thread of a running probe allowed one and the
     // same CPU.
-    let child = spawn_probe(&[
-        "--mock",
-        "-n",
-        "100000000",
-        "--max-time",
-        "60",
-        "--only",
-        "pwrite",
-        "--flags",
-        "none",
-    ]);
+    let child = spawn_endless_probe(&["--mock"]);
     let pid = child.id();
     wait_until("every thread of the probe on one CPU", || {
         let cpus = threads_cpus(pid);

@@ -48,10 +48,10 @@ REAL-TIME SETTINGS (reported in the header; negative nice and FIFO need root):
   --fifo PRIO         SCHED_FIFO with priority PRIO (1-99)
   --mlockall          lock current and future memory (no page faults)
   --cpu N|any         run every thread of the probe on CPU N, or leave them
-                      where the scheduler puts them [default: on the simulated
-                      brick, the CPU the probe starts on (a round trip to the
-                      brick's thread on another core waits for that core to
-                      wake); on a device, any]
+                      where the scheduler puts them [default: with its own
+                      simulated brick, the CPU the probe starts on (a round
+                      trip to the brick's thread on another core waits for
+                      that core to wake); otherwise any]
 
 RESPONSE (moves the motor):
   --response TRIALS   time from writing run-forever until `state` shows running
@@ -80,7 +80,8 @@ pub enum Format {
 /// Where the probe's threads run (`--cpu`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cpu {
-    /// On the simulated brick, the CPU the probe starts on; elsewhere, any.
+    /// With the probe's own simulated brick, the CPU it starts on;
+    /// otherwise any.
     Default,
     /// Wherever the scheduler puts them.
     Any,

@@ -6,9 +6,10 @@
 //! halt, about 55 µs against 3 µs for a switch on one core, and with the
 //! two about equally likely, the medians of two strategies landed on
 //! either side of it by chance (the verdict read x17 in one run, x0.06 in
-//! the next). So on the simulated brick every thread of the probe runs on
-//! the CPU it started on, unless `--cpu` says otherwise; on a device (one
-//! thread, the kernel answers) it runs where the scheduler puts it.
+//! the next). So with its own simulated brick every thread of the probe
+//! runs on the CPU it started on, unless `--cpu` says otherwise; on a
+//! device (one thread, the kernel answers) or a brick served by another
+//! process (`ev3-sim`) it runs where the scheduler puts it.
 //!
 //! The header says what the threads are allowed afterwards, read back
 //! from the kernel, not what was asked.
@@ -21,21 +22,21 @@ use nix::unistd::Pid;
 
 use crate::args::Cpu;
 
-/// Applies `choice` to every thread of this process (the simulated brick's
-/// included, so call it once the brick is served) and says where they run,
-/// for the header.
+/// Applies `choice` to every thread of this process (its own simulated
+/// brick's included, so call it once the brick is served; `own_brick`:
+/// there is one) and says where they run, for the header.
 ///
 /// # Errors
 /// `--cpu N` for a CPU this process may not run on, or `/proc/self/task`
 /// unreadable.
-pub fn place(choice: Cpu, simulated: bool) -> Result<String, String> {
+pub fn place(choice: Cpu, own_brick: bool) -> Result<String, String> {
     let why = match choice {
         Cpu::Fixed(cpu) => {
             pin_all(cpu)?;
             format!(" (--cpu {cpu})")
         }
         Cpu::Any => " (--cpu any)".into(),
-        Cpu::Default if simulated => match sched_getcpu() {
+        Cpu::Default if own_brick => match sched_getcpu() {
             Ok(cpu) if allowed(Pid::from_raw(0))?.len() > 1 => {
                 pin_all(cpu)?;
                 ", where the probe started: a round trip to the simulated brick's thread on \
@@ -44,7 +45,7 @@ pub fn place(choice: Cpu, simulated: bool) -> Result<String, String> {
             }
             _ => ", the only one this process may use".into(),
         },
-        Cpu::Default => " (not pinned; --cpu N to pin)".into(),
+        Cpu::Default => " (not pinned: no simulated brick of its own; --cpu N to pin)".into(),
     };
     Ok(format!("{}{why}", where_threads_run()?))
 }

@@ -58,7 +58,7 @@ struct Chosen {
     write_attr: String,
     read_attr: Option<String>,
     description: String,
-    _mock: Option<MockTree>,
+    mock: Option<MockTree>,
 }
 
 fn choose(o: &Options) -> Result<Chosen, String> {
@@ -71,7 +71,7 @@ fn choose(o: &Options) -> Result<Chosen, String> {
             write_attr: name.clone(),
             read_attr: readable.then_some(name),
             description: path.display().to_string(),
-            _mock: None,
+            mock: None,
         });
     }
     let root = o.root.clone().unwrap_or_else(ev3sysfs::default_root);
@@ -112,7 +112,7 @@ fn choose(o: &Options) -> Result<Chosen, String> {
         write_attr: o.attr.clone(),
         read_attr: Some(o.read_attr.clone()),
         description,
-        _mock: mock,
+        mock,
     })
 }
 
@@ -369,7 +369,9 @@ fn run(o: &Options) -> Result<(), String> {
         ),
     ];
     apply_realtime(o, &mut header)?;
-    header.push(("cpu", cpu::place(o.cpu, simulated)?));
+    // The probe's own brick: its server is a thread of this process (a
+    // brick of `ev3-sim` is another process's, wherever that one runs).
+    header.push(("cpu", cpu::place(o.cpu, chosen.mock.is_some())?));
     header.push(("clock", strategy::clock_overhead()));
 
     // A tacho motor (not a bare --path): measure the typed API as `driver`.
