@@ -22,32 +22,61 @@ use nix::unistd::Pid;
 
 use crate::args::Cpu;
 
+/// Where the threads ran before [`place`] pinned them; dropped, it puts
+/// every thread of the process back there. The pinning is for measuring:
+/// the probe ends (restores the attribute, unmounts its brick, joins its
+/// threads) as it always has, unpinned.
+pub struct Pinned {
+    before: Option<CpuSet>,
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        let Some(before) = &self.before else { return };
+        for tid in threads().unwrap_or_default() {
+            // A thread that ended meanwhile (ESRCH) needs nothing.
+            let _ = sched_setaffinity(tid, before);
+        }
+    }
+}
+
 /// Applies `choice` to every thread of this process (its own simulated
 /// brick's included, so call it once the brick is served; `own_brick`:
-/// there is one) and says where they run, for the header.
+/// there is one) and says where they run, for the header; keep the
+/// [`Pinned`] for as long as the measurement runs.
 ///
 /// # Errors
 /// `--cpu N` for a CPU this process may not run on, or `/proc/self/task`
 /// unreadable.
-pub fn place(choice: Cpu, own_brick: bool) -> Result<String, String> {
-    let why = match choice {
+pub fn place(choice: Cpu, own_brick: bool) -> Result<(String, Pinned), String> {
+    let before = sched_getaffinity(Pid::from_raw(0)).ok();
+    let (why, pinned) = match choice {
         Cpu::Fixed(cpu) => {
             pin_all(cpu)?;
-            format!(" (--cpu {cpu})")
+            (format!(" (--cpu {cpu})"), true)
         }
-        Cpu::Any => " (--cpu any)".into(),
+        Cpu::Any => (" (--cpu any)".into(), false),
         Cpu::Default if own_brick => match sched_getcpu() {
             Ok(cpu) if allowed(Pid::from_raw(0))?.len() > 1 => {
                 pin_all(cpu)?;
-                ", where the probe started: a round trip to the simulated brick's thread on \
-                 another core would wait for that core to wake (--cpu any to measure that)"
-                    .into()
+                (
+                    ", where the probe started: a round trip to the simulated brick's thread on \
+                     another core would wait for that core to wake (--cpu any to measure that)"
+                        .into(),
+                    true,
+                )
             }
-            _ => ", the only one this process may use".into(),
+            _ => (", the only one this process may use".into(), false),
         },
-        Cpu::Default => " (not pinned: no simulated brick of its own; --cpu N to pin)".into(),
+        Cpu::Default => (
+            " (not pinned: no simulated brick of its own; --cpu N to pin)".into(),
+            false,
+        ),
     };
-    Ok(format!("{}{why}", where_threads_run()?))
+    let guard = Pinned {
+        before: before.filter(|_| pinned),
+    };
+    Ok((format!("{}{why}", where_threads_run()?), guard))
 }
 
 /// Every thread of this process on `cpu`; again until no new thread

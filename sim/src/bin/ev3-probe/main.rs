@@ -287,11 +287,14 @@ fn run_response(o: &Options, trials: usize) -> Result<(), String> {
         ("machine", machine()),
     ];
     apply_realtime(o, &mut header)?;
-    header.push(("cpu", cpu::place(o.cpu, place.is_simulated())?));
+    let (cpu, pinned) = cpu::place(o.cpu, place.is_simulated())?;
+    header.push(("cpu", cpu));
     for (k, v) in &header {
         println!("{k:>12}: {v}");
     }
-    let mut r = response::measure(&motor, trials)?;
+    let measured = response::measure(&motor, trials);
+    drop(pinned);
+    let mut r = measured?;
     print!("{}", response::report(&mut r));
     Ok(())
 }
@@ -371,7 +374,8 @@ fn run(o: &Options) -> Result<(), String> {
     apply_realtime(o, &mut header)?;
     // The probe's own brick: its server is a thread of this process (a
     // brick of `ev3-sim` is another process's, wherever that one runs).
-    header.push(("cpu", cpu::place(o.cpu, chosen.mock.is_some())?));
+    let (cpu, pinned) = cpu::place(o.cpu, chosen.mock.is_some())?;
+    header.push(("cpu", cpu));
     header.push(("clock", strategy::clock_overhead()));
 
     // A tacho motor (not a bare --path): measure the typed API as `driver`.
@@ -415,6 +419,8 @@ fn run(o: &Options) -> Result<(), String> {
         })
         .collect();
     let outcomes = strategy::run_all(&target, &plan, &rows);
+    // Measured: the rest (restoring, unmounting) runs where it always did.
+    drop(pinned);
 
     // A command written with --allow-motion: the motor stops, whatever
     // the command was, before anything else (also after a signal).
