@@ -166,6 +166,59 @@ fn thread_states(pid: u32) -> String {
         .collect()
 }
 
+/// Where each thread of the hung process `pid` is, for the failure's
+/// note: its name, state, kernel wait channel, allowed CPUs and kernel
+/// stack (as root), and with gdb on the machine each thread's backtrace.
+fn where_threads_are(pid: u32) -> String {
+    let mut report = String::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let read = |name: &str| std::fs::read_to_string(task.path().join(name)).unwrap_or_default();
+        let status = read("status");
+        let field = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map_or("", str::trim)
+                .to_owned()
+        };
+        let stack: Vec<String> = read("stack").lines().take(8).map(str::to_owned).collect();
+        report.push_str(&format!(
+            "\n  {} {} wchan={} cpus={} stack={stack:?}",
+            field("Name:"),
+            field("State:"),
+            read("wchan"),
+            field("Cpus_allowed_list:"),
+        ));
+    }
+    let gdb = Command::new("timeout")
+        .args([
+            "20",
+            "gdb",
+            "-p",
+            &pid.to_string(),
+            "-batch",
+            "-ex",
+            "thread apply all bt 12",
+        ])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    if let Ok(out) = gdb {
+        for line in String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with('#') || l.starts_with("Thread "))
+        {
+            report.push_str("\n    ");
+            report.push_str(line);
+        }
+    }
+    report
+}
+
 /// Waits up to 10 s for `child` to end; else describes how it hangs, frees
 /// it (SIGKILL, then the connections aborted) and returns the description.
 fn ends_in_time(child: &mut Child, connections: &[String]) -> Result<(), String> {
@@ -177,11 +230,12 @@ fn ends_in_time(child: &mut Child, connections: &[String]) -> Result<(), String>
         std::thread::sleep(Duration::from_millis(5));
     }
     let states = thread_states(child.id());
+    let threads = where_threads_are(child.id());
     let _ = child.kill();
     abort_connections(connections);
     let _ = child.wait();
     Err(format!(
-        "still running after 10 s, threads in states {states:?}"
+        "still running after 10 s, threads in states {states:?}: {threads}"
     ))
 }
 
