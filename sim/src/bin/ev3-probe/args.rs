@@ -47,11 +47,12 @@ REAL-TIME SETTINGS (reported in the header; negative nice and FIFO need root):
   --nice N            setpriority (ev3dev runs programs at -10)
   --fifo PRIO         SCHED_FIFO with priority PRIO (1-99)
   --mlockall          lock current and future memory (no page faults)
-  --cpu N|any         run every thread of the probe on CPU N, or leave them
-                      where the scheduler puts them [default: with its own
-                      simulated brick, the CPU the probe starts on (a round
-                      trip to the brick's thread on another core waits for
-                      that core to wake); otherwise any]
+  --cpu N|any         while measuring, run every thread of the probe on CPU
+                      N, or leave them where the scheduler puts them
+                      [default: with its own simulated brick, the CPU the
+                      probe starts on (a round trip to the brick's thread on
+                      another core waits for that core to wake); otherwise
+                      any]
 
 RESPONSE (moves the motor):
   --response TRIALS   time from writing run-forever until `state` shows running

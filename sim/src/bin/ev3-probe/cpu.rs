@@ -7,11 +7,12 @@
 //! two about equally likely, the medians of two strategies landed on
 //! either side of it by chance (the verdict read x17 in one run, x0.06 in
 //! the next). So with its own simulated brick every thread of the probe
-//! runs on the CPU it started on, unless `--cpu` says otherwise; on a
-//! device (one thread, the kernel answers) or a brick served by another
-//! process (`ev3-sim`) it runs where the scheduler puts it.
+//! runs on the CPU it started on while it measures, unless `--cpu` says
+//! otherwise; on a device (one thread, the kernel answers) or a brick
+//! served by another process (`ev3-sim`) it runs where the scheduler puts
+//! it.
 //!
-//! The header says what the threads are allowed afterwards, read back
+//! The header says what the threads are allowed once placed, read back
 //! from the kernel, not what was asked.
 
 use std::collections::BTreeSet;
