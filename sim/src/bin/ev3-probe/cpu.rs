@@ -53,20 +53,25 @@ pub fn place(choice: Cpu, own_brick: bool) -> Result<(String, Pinned), String> {
     let before = sched_getaffinity(Pid::from_raw(0)).ok();
     let (why, pinned) = match choice {
         Cpu::Fixed(cpu) => {
-            pin_all(cpu)?;
+            pin_all(cpu).map_err(|e| format!("--cpu {cpu}: {e}"))?;
             (format!(" (--cpu {cpu})"), true)
         }
         Cpu::Any => (" (--cpu any)".into(), false),
         Cpu::Default if own_brick => match sched_getcpu() {
-            Ok(cpu) if allowed(Pid::from_raw(0))?.len() > 1 => {
-                pin_all(cpu)?;
-                (
+            Ok(cpu) if allowed(Pid::from_raw(0))?.len() > 1 => match pin_all(cpu) {
+                Ok(()) => (
                     ", where the probe started: a round trip to the simulated brick's thread on \
                      another core would wait for that core to wake (--cpu any to measure that)"
                         .into(),
                     true,
-                )
-            }
+                ),
+                // Not asked for: measured unpinned (the threads pinned
+                // before the error go back), and said so.
+                Err(e) => {
+                    drop(Pinned { before });
+                    (format!(" (not pinned to CPU {cpu}: {e})"), false)
+                }
+            },
             _ => (", the only one this process may use".into(), false),
         },
         Cpu::Default => (
@@ -86,7 +91,7 @@ fn pin_all(cpu: usize) -> Result<(), String> {
     let mut set = CpuSet::new();
     set.set(cpu).map_err(|_| {
         format!(
-            "--cpu {cpu}: beyond the {} CPUs a set holds",
+            "CPU {cpu} is beyond the {} CPUs a set holds",
             CpuSet::count()
         )
     })?;
@@ -108,7 +113,7 @@ fn pin_all(cpu: usize) -> Result<(), String> {
                         .map(|s| cpu_list(&s))
                         .unwrap_or_default();
                     return Err(format!(
-                        "--cpu {cpu}: {e}: not a CPU this process may run on (it may use {may})"
+                        "{e}: not a CPU this process may run on (it may use {may})"
                     ));
                 }
             }
