@@ -23,12 +23,18 @@ use nix::unistd::Pid;
 
 use crate::args::Cpu;
 
-/// Where the threads ran before [`place`] pinned them; dropped, it puts
+/// Where the threads ran before [`pin_all`] pinned them; dropped, it puts
 /// every thread of the process back there. The pinning is for measuring:
 /// the probe ends (restores the attribute, unmounts its brick, joins its
 /// threads) as it always has, unpinned.
+#[derive(Debug)]
 pub struct Pinned {
     before: Option<CpuSet>,
+}
+
+impl Pinned {
+    /// Nothing was pinned: nothing to put back.
+    const NONE: Pinned = Pinned { before: None };
 }
 
 impl Drop for Pinned {
@@ -50,44 +56,37 @@ impl Drop for Pinned {
 /// `--cpu N` for a CPU this process may not run on, or `/proc/self/task`
 /// unreadable.
 pub fn place(choice: Cpu, own_brick: bool) -> Result<(String, Pinned), String> {
-    let before = sched_getaffinity(Pid::from_raw(0)).ok();
     let (why, pinned) = match choice {
-        Cpu::Fixed(cpu) => {
-            pin_all(cpu).map_err(|e| format!("--cpu {cpu}: {e}"))?;
-            (format!(" (--cpu {cpu})"), true)
-        }
-        Cpu::Any => (" (--cpu any)".into(), false),
+        Cpu::Fixed(cpu) => (
+            format!(" (--cpu {cpu})"),
+            pin_all(cpu).map_err(|e| format!("--cpu {cpu}: {e}"))?,
+        ),
+        Cpu::Any => (" (--cpu any)".into(), Pinned::NONE),
         Cpu::Default if own_brick => match sched_getcpu() {
             Ok(cpu) if allowed(Pid::from_raw(0))?.len() > 1 => match pin_all(cpu) {
-                Ok(()) => (
+                Ok(pinned) => (
                     ", where the probe started: a round trip to the simulated brick's thread on \
                      another core would wait for that core to wake (--cpu any to measure that)"
                         .into(),
-                    true,
+                    pinned,
                 ),
-                // Not asked for: measured unpinned (the threads pinned
-                // before the error go back), and said so.
-                Err(e) => {
-                    drop(Pinned { before });
-                    (format!(" (not pinned to CPU {cpu}: {e})"), false)
-                }
+                // Not asked for: measured unpinned, and said so.
+                Err(e) => (format!(" (not pinned to CPU {cpu}: {e})"), Pinned::NONE),
             },
-            _ => (", the only one this process may use".into(), false),
+            _ => (", the only one this process may use".into(), Pinned::NONE),
         },
         Cpu::Default => (
             " (not pinned: no simulated brick of its own; --cpu N to pin)".into(),
-            false,
+            Pinned::NONE,
         ),
     };
-    let guard = Pinned {
-        before: before.filter(|_| pinned),
-    };
-    Ok((format!("{}{why}", where_threads_run()?), guard))
+    Ok((format!("{}{why}", where_threads_run()?), pinned))
 }
 
 /// Every thread of this process on `cpu`; again until no new thread
-/// appears (one started meanwhile by a thread not yet pinned).
-fn pin_all(cpu: usize) -> Result<(), String> {
+/// appears (one started meanwhile by a thread not yet pinned). On an
+/// error the threads pinned so far go back.
+fn pin_all(cpu: usize) -> Result<Pinned, String> {
     let mut set = CpuSet::new();
     set.set(cpu).map_err(|_| {
         format!(
@@ -95,6 +94,9 @@ fn pin_all(cpu: usize) -> Result<(), String> {
             CpuSet::count()
         )
     })?;
+    let undo = Pinned {
+        before: sched_getaffinity(Pid::from_raw(0)).ok(),
+    };
     let mut pinned = BTreeSet::new();
     loop {
         let new: Vec<Pid> = threads()?
@@ -102,7 +104,7 @@ fn pin_all(cpu: usize) -> Result<(), String> {
             .filter(|t| !pinned.contains(t))
             .collect();
         if new.is_empty() {
-            return Ok(());
+            return Ok(undo);
         }
         for tid in new {
             match sched_setaffinity(tid, &set) {
