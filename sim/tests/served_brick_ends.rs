@@ -152,25 +152,12 @@ fn abort_connections(connections: &[String]) {
     }
 }
 
-/// The state letters of every thread of `pid`.
-fn thread_states(pid: u32) -> String {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return String::new();
-    };
-    tasks
-        .filter_map(|t| {
-            let stat = std::fs::read_to_string(t.ok()?.path().join("stat")).ok()?;
-            let state = stat.rsplit(") ").next()?.chars().next()?;
-            Some(state)
-        })
-        .collect()
-}
-
 /// Where each thread of the hung process `pid` is, for the failure's
-/// note: its name, state, kernel wait channel, allowed CPUs and kernel
-/// stack (as root), and with gdb on the machine each thread's backtrace.
+/// note: the state letters of all, then each one's name, state, kernel
+/// wait channel, allowed CPUs and kernel stack (as root), and with gdb on
+/// the machine each thread's backtrace.
 fn where_threads_are(pid: u32) -> String {
-    let mut report = String::new();
+    let (mut states, mut report) = (String::new(), String::new());
     for task in std::fs::read_dir(format!("/proc/{pid}/task"))
         .into_iter()
         .flatten()
@@ -185,6 +172,7 @@ fn where_threads_are(pid: u32) -> String {
                 .map_or("", str::trim)
                 .to_owned()
         };
+        states.extend(field("State:").chars().next());
         let stack: Vec<String> = read("stack").lines().take(8).map(str::to_owned).collect();
         report.push_str(&format!(
             "\n  {} {} wchan={} cpus={} stack={stack:?}",
@@ -216,7 +204,7 @@ fn where_threads_are(pid: u32) -> String {
             report.push_str(line);
         }
     }
-    report
+    format!("threads in states {states:?}: {report}")
 }
 
 /// Waits up to 10 s for `child` to end; else describes how it hangs, frees
@@ -229,14 +217,11 @@ fn ends_in_time(child: &mut Child, connections: &[String]) -> Result<(), String>
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    let states = thread_states(child.id());
     let threads = where_threads_are(child.id());
     let _ = child.kill();
     abort_connections(connections);
     let _ = child.wait();
-    Err(format!(
-        "still running after 10 s, threads in states {states:?}: {threads}"
-    ))
+    Err(format!("still running after 10 s, {threads}"))
 }
 
 fn wait_for_line(child: &mut Child, what: &str) {
