@@ -20,8 +20,9 @@
 //! Attribute files are opened with `O_NONBLOCK | O_NOFOLLOW`: a FIFO in the
 //! tree cannot block the open and a symbolic link in the attribute's place
 //! is not followed (the device directory itself may be reached through the
-//! class symlink, as sysfs has it). What is opened must be a regular file
-//! (one `fstat` at open).
+//! class symlink, as sysfs has it). What is opened must be a regular file:
+//! the `stat` that infers the access mode tells (no `fstat` after the
+//! `openat`), and an open with an explicit mode checks with one `fstat`.
 
 use std::fs::File;
 use std::io;
@@ -69,6 +70,16 @@ impl Access {
     /// `stat`.
     pub fn of_file(path: &Path) -> Result<Access> {
         let meta = std::fs::metadata(path).map_err(|e| open_error(path, e))?;
+        Ok(Access::from_mode(meta.mode()))
+    }
+
+    /// [`Access::of_file`] of a regular file; anything else (a FIFO, a
+    /// directory, a device node) is an error, told by the same `stat`.
+    fn of_regular_file(path: &Path) -> Result<Access> {
+        let meta = std::fs::metadata(path).map_err(|e| open_error(path, e))?;
+        if !meta.file_type().is_file() {
+            return Err(not_regular(path.to_path_buf()));
+        }
         Ok(Access::from_mode(meta.mode()))
     }
 
@@ -135,16 +146,18 @@ impl Attribute {
     /// otherwise, also when the last component is a symbolic link (`ELOOP`)
     /// or not a regular file (a FIFO, a directory, a device node).
     pub fn open(path: impl Into<PathBuf>, access: Access) -> Result<Attribute> {
-        Attribute::open_with(path.into(), access, backing)
+        Attribute::open_with(path.into(), access, Checked::No, backing)
     }
 
     /// As [`Attribute::open_inferred`], the backing told apart once per
     /// device (`known`, shared by a device's attributes: one directory is
     /// on one file system) instead of once per attribute: an attribute
-    /// costs `stat`, `openat` and `fstat`.
+    /// costs a `stat` and an `openat`.
     pub(crate) fn open_inferred_on(path: PathBuf, known: &OnceLock<Backing>) -> Result<Attribute> {
-        let access = Access::of_file(&path)?;
-        Attribute::open_on(path, access, known)
+        let access = Access::of_regular_file(&path)?;
+        Attribute::open_with(path, access, Checked::ByStat, |file| {
+            backing_once(file, known)
+        })
     }
 
     /// As [`Attribute::open`], the backing told apart once per device (see
@@ -154,16 +167,18 @@ impl Attribute {
         access: Access,
         known: &OnceLock<Backing>,
     ) -> Result<Attribute> {
-        Attribute::open_with(path, access, |file| match known.get() {
-            Some(&b) => Ok(b),
-            None => backing(file).map(|b| *known.get_or_init(|| b)),
-        })
+        Attribute::open_with(path, access, Checked::No, |file| backing_once(file, known))
     }
 
-    /// [`Attribute::open`], the backing told by `backing_of`.
+    /// [`Attribute::open`], the backing told by `backing_of`; the file's
+    /// type checked with an `fstat` unless `checked` says the `stat` that
+    /// chose `access` did (a file swapped for another kind between the two
+    /// calls is one that O_NOFOLLOW and O_NONBLOCK keep harmless: a
+    /// directory fails its reads, a FIFO never blocks).
     fn open_with(
         path: PathBuf,
         access: Access,
+        checked: Checked,
         backing_of: impl FnOnce(&File) -> io::Result<Backing>,
     ) -> Result<Attribute> {
         let name: Box<str> = path
@@ -180,17 +195,11 @@ impl Attribute {
             mode | libc::O_SYNC | libc::O_NONBLOCK | libc::O_NOFOLLOW,
         )
         .map_err(|e| open_error(&path, e))?;
-        let meta = file.metadata().map_err(|e| open_error(&path, e))?;
-        if !meta.file_type().is_file() {
-            return Err(Error::Io {
-                source: io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "not a regular file: an attribute file is never a FIFO, \
-                     a directory or a device node",
-                ),
-                path,
-                operation: Operation::Open,
-            });
+        if checked == Checked::No {
+            let meta = file.metadata().map_err(|e| open_error(&path, e))?;
+            if !meta.file_type().is_file() {
+                return Err(not_regular(path));
+            }
         }
         let backing = backing_of(&file).map_err(|e| open_error(&path, e))?;
         log::trace!("opened {} ({access:?}, {backing:?})", path.display());
@@ -210,8 +219,8 @@ impl Attribute {
     /// As [`Attribute::open`].
     pub fn open_inferred(path: impl Into<PathBuf>) -> Result<Attribute> {
         let path = path.into();
-        let access = Access::of_file(&path)?;
-        Attribute::open(path, access)
+        let access = Access::of_regular_file(&path)?;
+        Attribute::open_with(path, access, Checked::ByStat, backing)
     }
 
     /// The file name of the attribute, e.g. `speed_sp`.
@@ -527,6 +536,38 @@ impl Attribute {
                 .and_then(|text| value::flags(text, names).ok())
                 .ok_or_else(|| Error::parse(&self.path, raw, "known flags"))
         })
+    }
+}
+
+/// Whether an attribute's file type was checked before its `openat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checked {
+    /// By the `stat` that inferred the access mode.
+    ByStat,
+    /// Not yet: one `fstat` after the `openat`.
+    No,
+}
+
+/// The error for an attribute path that is not a regular file.
+#[cold]
+fn not_regular(path: PathBuf) -> Error {
+    Error::Io {
+        source: io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file: an attribute file is never a FIFO, \
+             a directory or a device node",
+        ),
+        path,
+        operation: Operation::Open,
+    }
+}
+
+/// The backing of `file`, told once per device: `known` holds it after the
+/// first attribute.
+fn backing_once(file: &File, known: &OnceLock<Backing>) -> io::Result<Backing> {
+    match known.get() {
+        Some(&b) => Ok(b),
+        None => backing(file).map(|b| *known.get_or_init(|| b)),
     }
 }
 

@@ -46,3 +46,37 @@ fn a_directory_is_refused() {
     let err = Attribute::open(&dir, Access::ReadOnly).unwrap_err();
     assert!(err.to_string().contains("not a regular file"), "{err}");
 }
+
+#[test]
+fn the_inferred_open_refuses_the_same_with_its_one_stat() {
+    // `open_inferred` (what the typed devices and `SysfsDevice::attribute`
+    // use) tells the file type from the `stat` that picks the access mode
+    // and opens without an `fstat` after: the same refusals.
+    let tmp = TempDir::new("inferred");
+    let dev = tmp.path().join("motor0");
+    std::fs::create_dir_all(dev.join("address")).unwrap();
+    nix::unistd::mkfifo(
+        &dev.join("value0"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
+    std::fs::write(dev.join("position"), "42\n").unwrap();
+    std::os::unix::fs::symlink(dev.join("position"), dev.join("elsewhere")).unwrap();
+    for name in ["address", "value0"] {
+        let err = Attribute::open_inferred(dev.join(name)).unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{name}: {err:?}");
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
+    let err = Attribute::open_inferred(dev.join("elsewhere")).unwrap_err();
+    assert_eq!(err.errno(), Some(libc::ELOOP), "{err:?}");
+    let device = ev3sysfs::SysfsDevice::from_dir(&dev).unwrap();
+    for name in ["address", "value0"] {
+        let err = device.attribute(name).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
+    let attr = device.attribute("position").unwrap();
+    assert_eq!(
+        (attr.read_int().unwrap(), attr.access()),
+        (42, Access::ReadWrite)
+    );
+}
