@@ -163,6 +163,16 @@ impl SysfsDevice {
         }
     }
 
+    /// The device directory `dir` a scan has just read from (so no `stat`
+    /// to check it again).
+    pub(crate) fn scanned(dir: &Path) -> SysfsDevice {
+        SysfsDevice {
+            dir: dir.to_path_buf(),
+            cache: Cache::default(),
+            backing: OnceLock::new(),
+        }
+    }
+
     /// The device directory.
     pub fn dir(&self) -> &Path {
         &self.dir

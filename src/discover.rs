@@ -55,8 +55,17 @@ pub fn address_matches(address: &str, port: &str) -> bool {
 /// [`Error::InvalidName`] for a bad class name. A missing class directory
 /// is an empty list (no such device plugged in).
 pub fn list(root: impl AsRef<Path>, class: &str) -> Result<Vec<DeviceInfo>> {
+    scan(root.as_ref(), class, |_| true)
+}
+
+/// [`list`], reading `driver_name` only of the devices whose `address`
+/// `wanted` accepts (the others keep an empty one): finding a device by
+/// port reads one attribute of each device on another port, not two. Per
+/// device one or two small reads (`openat`, `pread`, `close`); a directory
+/// entry that is no directory fails its read (`ENOTDIR`) and is skipped.
+fn scan(root: &Path, class: &str, wanted: impl Fn(&str) -> bool) -> Result<Vec<DeviceInfo>> {
     validate_name(class)?;
-    let dir = root.as_ref().join(class);
+    let dir = root.join(class);
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -66,24 +75,30 @@ pub fn list(root: impl AsRef<Path>, class: &str) -> Result<Vec<DeviceInfo>> {
     for entry in entries {
         let Ok(entry) = entry else { continue };
         let path = entry.path();
-        if !path.is_dir() {
-            continue;
-        }
-        let name = entry.file_name().to_string_lossy().into_owned();
         let read = |attr: &str| match read_small(&path.join(attr)) {
             Ok(bytes) => Some(String::from_utf8_lossy(crate::value::trim(&bytes)).into_owned()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
+            // A class without the attribute (LEDs have no `address`), or a
+            // device gone since the directory was read.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.is_dir().then(String::new),
             Err(e) => {
                 log::debug!("skipping {}: {attr}: {e}", path.display());
                 None
             }
         };
-        let (Some(address), Some(driver_name)) = (read("address"), read("driver_name")) else {
+        let Some(address) = read("address") else {
             continue;
         };
+        let driver_name = if wanted(&address) {
+            let Some(driver_name) = read("driver_name") else {
+                continue;
+            };
+            driver_name
+        } else {
+            String::new()
+        };
         found.push(DeviceInfo {
+            name: entry.file_name().to_string_lossy().into_owned(),
             path,
-            name,
             address,
             driver_name,
         });
@@ -96,27 +111,23 @@ pub fn list(root: impl AsRef<Path>, class: &str) -> Result<Vec<DeviceInfo>> {
 const PAGE: usize = 4096;
 
 /// Reads a small attribute file for discovery without ever blocking or
-/// reading much: opened with `O_NONBLOCK` (a FIFO opens at once), only a
-/// regular file is read, and only up to a page. Anything else is an error:
-/// a FIFO, a device node, or more than a page (sysfs never shows that).
+/// reading much: opened with `O_NONBLOCK` (a FIFO opens at once), then one
+/// `pread` of up to a page and a byte (sysfs renders a value whole in one
+/// read; a FIFO fails it with `ESPIPE`, a directory with `EISDIR`). More
+/// than a page is an error: sysfs never shows that.
 pub(crate) fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
+    use std::os::unix::fs::FileExt;
     let file = crate::sys::open_cloexec(path, libc::O_RDONLY | libc::O_NONBLOCK)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    let mut bytes = Vec::with_capacity(PAGE + 1);
     // One byte more than a page tells an overlong file from a full page.
-    file.take(PAGE as u64 + 1).read_to_end(&mut bytes)?;
-    if bytes.len() > PAGE {
+    let mut bytes = vec![0; PAGE + 1];
+    let n = file.read_at(&mut bytes, 0)?;
+    if n > PAGE {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             "more than a page: no sysfs attribute",
         ));
     }
+    bytes.truncate(n);
     Ok(bytes)
 }
 
@@ -219,7 +230,16 @@ pub(crate) fn find_many_found(
         // An impossible port is refused before any scan.
         let port = query.port.map(canonical_port).transpose()?;
         if !scans.iter().any(|(class, _)| *class == query.class) {
-            scans.push((query.class, list(root, query.class)?));
+            // `driver_name` matters only on the ports this class is asked
+            // on (on all, when one query of it names no port).
+            let wanted = |address: &str| {
+                queries.iter().filter(|q| q.class == query.class).any(|q| {
+                    q.port.is_none_or(|p| {
+                        canonical_port(p).is_ok_and(|p| address_matches(address, &p))
+                    })
+                })
+            };
+            scans.push((query.class, scan(root, query.class, wanted)?));
         }
         let all = scans
             .iter()
@@ -248,14 +268,18 @@ fn select(
         .filter(|d| query.drivers.is_empty() || query.drivers.contains(&d.driver_name.as_str()))
         .collect();
     match matching.as_slice() {
-        [one] => Ok((SysfsDevice::from_dir(&one.path)?, (*one).clone())),
+        [one] => Ok((SysfsDevice::scanned(&one.path), (*one).clone())),
         [] => {
             if let Some(no_brick) = all.is_empty().then(|| no_brick(root)).flatten() {
                 return Err(no_brick);
             }
-            // What is on that port (other drivers), else all of the class.
+            // What is on that port (other drivers), else all of the class
+            // (listed again: the scan read no driver on other ports).
             let seen: Vec<String> = if on_port.is_empty() {
-                all.iter().map(describe_device).collect()
+                list(root, query.class)?
+                    .iter()
+                    .map(describe_device)
+                    .collect()
             } else {
                 on_port.iter().map(|d| describe_device(d)).collect()
             };
@@ -362,11 +386,23 @@ mod tests {
         let seen = find_many_found(&tree.0, &[query("outA")]).unwrap();
         assert_eq!(seen[0].1.driver_name, "lego-ev3-l-motor");
         assert_eq!(seen[0].1.address, "ev3-ports:outA");
-        // One query fails: the batch fails with its error.
-        assert!(matches!(
-            find_many(&tree.0, &[query("outA"), query("outC")]),
-            Err(Error::NotFound { .. })
-        ));
+        // One query fails: the batch fails with its error, which names
+        // what is there with its driver (read again for it: the scan read
+        // no driver on other ports).
+        tree.device("motor2", "ev3-ports:outD\n", "lego-ev3-m-motor\n");
+        let Err(Error::NotFound { seen, .. }) = find_many(&tree.0, &[query("outA"), query("outC")])
+        else {
+            panic!("outC found");
+        };
+        assert_eq!(
+            seen,
+            "motor0 (lego-ev3-l-motor at ev3-ports:outA), motor1 (lego-ev3-l-motor at \
+             ev3-ports:outB), motor2 (lego-ev3-m-motor at ev3-ports:outD)"
+        );
+        let Err(Error::NotFound { seen, .. }) = find_many(&tree.0, &[query("outD")]) else {
+            panic!("a medium motor found as a large one");
+        };
+        assert_eq!(seen, "motor2 (lego-ev3-m-motor at ev3-ports:outD)");
         assert!(matches!(
             find_many(&tree.0, &[query("outA"), query("outE")]),
             Err(Error::UnknownPort { .. })
