@@ -179,8 +179,12 @@ impl TachoMotor {
             Err(e) => Err(e),
         };
         let count_per_rot = optional("count_per_rot")?;
-        let count_per_m = optional("count_per_m")?;
-        let full_travel_count = optional("full_travel_count")?;
+        // The kernel registers one group or the other: a rotation motor
+        // has `count_per_rot` and never the linear pair.
+        let (count_per_m, full_travel_count) = match count_per_rot {
+            Some(_) => (None, None),
+            None => (optional("count_per_m")?, optional("full_travel_count")?),
+        };
         let commands = device.read_text("commands", |t| Ok(NameSet::parse(t, &command_names())))?;
         let stop_actions = device.read_text("stop_actions", |t| {
             Ok(NameSet::parse(t, &stop_action_names()))

@@ -106,27 +106,28 @@ impl Sensor {
             Ok(crate::value::words(t).map(str::to_owned).collect())
         })?;
         let mode_attr = device.open_inferred("mode")?;
-        // Open the values there are now; more open on first use.
-        let values: [OnceLock<Attribute>; MAX_VALUES] = Default::default();
-        for (slot, name) in values.iter().zip(VALUE_NAMES) {
-            match device.open_inferred(name) {
-                Ok(attr) => drop(slot.set(attr)),
-                Err(_) => break,
-            }
-        }
         let sensor = Sensor {
             device,
             driver_name,
             address,
             modes,
             mode_attr,
-            values,
+            values: Default::default(),
             seen: AtomicUsize::new(NO_MODE),
             decimals: AtomicU8::new(0),
             num_values: AtomicUsize::new(0),
             mode_info: Mutex::new(ModeInfo::default()),
         };
         sensor.refresh_mode()?;
+        // Open the values of the current mode; others (after a switch to a
+        // mode with more) open on first use.
+        let now = sensor.num_values();
+        for (slot, name) in sensor.values.iter().zip(VALUE_NAMES).take(now) {
+            match sensor.device.open_inferred(name) {
+                Ok(attr) => drop(slot.set(attr)),
+                Err(_) => break,
+            }
+        }
         Ok(sensor)
     }
 
