@@ -35,7 +35,10 @@ use crate::error::{Error, Operation, Result};
 use crate::value;
 
 mod change;
+mod open;
 pub use change::UNPLUG_CHECK;
+pub(crate) use open::open_error;
+use open::{backing, backing_once, not_regular, Checked};
 
 /// The largest value sysfs renders: a `show()` is capped at PAGE_SIZE - 1
 /// bytes (4095 on the EV3), and a store is capped at PAGE_SIZE.
@@ -537,70 +540,6 @@ impl Attribute {
                 .ok_or_else(|| Error::parse(&self.path, raw, "known flags"))
         })
     }
-}
-
-/// Whether an attribute's file type was checked before its `openat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Checked {
-    /// By the `stat` that inferred the access mode.
-    ByStat,
-    /// Not yet: one `fstat` after the `openat`.
-    No,
-}
-
-/// The error for an attribute path that is not a regular file.
-#[cold]
-fn not_regular(path: PathBuf) -> Error {
-    Error::Io {
-        source: io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file: an attribute file is never a FIFO, \
-             a directory or a device node",
-        ),
-        path,
-        operation: Operation::Open,
-    }
-}
-
-/// The backing of `file`, told once per device: `known` holds it after the
-/// first attribute.
-fn backing_once(file: &File, known: &OnceLock<Backing>) -> io::Result<Backing> {
-    match known.get() {
-        Some(&b) => Ok(b),
-        None => backing(file).map(|b| *known.get_or_init(|| b)),
-    }
-}
-
-/// Maps an open error; a missing attribute in a device directory that still
-/// exists means the driver does not have it, not that the device is gone.
-pub(crate) fn open_error(path: &Path, e: io::Error) -> Error {
-    if e.raw_os_error() == Some(libc::ENOENT) {
-        if let Some(dir) = path.parent() {
-            if dir.is_dir() {
-                return Error::Unsupported {
-                    path: path.to_path_buf(),
-                    operation: Operation::Open,
-                    source: e,
-                };
-            }
-        }
-    }
-    Error::from_io(path, Operation::Open, None, e)
-}
-
-/// Tells the backing apart: one `fstatfs`, and on FUSE one `fgetxattr` for
-/// the simulated brick's marker.
-fn backing(file: &File) -> io::Result<Backing> {
-    use nix::sys::statfs::{fstatfs, FUSE_SUPER_MAGIC, SYSFS_MAGIC};
-    let stat = fstatfs(file).map_err(io::Error::from)?;
-    let kind = stat.filesystem_type();
-    Ok(if kind == SYSFS_MAGIC {
-        Backing::Sysfs
-    } else if kind == FUSE_SUPER_MAGIC && crate::sys::has_marker_xattr(file) {
-        Backing::SimulatedBrick
-    } else {
-        Backing::Other
-    })
 }
 
 #[cfg(test)]
