@@ -119,16 +119,17 @@ pub(crate) fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
     let file = crate::sys::open_cloexec(path, libc::O_RDONLY | libc::O_NONBLOCK)?;
     // One byte more than a page tells an overlong file from a full page.
-    let mut bytes = vec![0; PAGE + 1];
-    let n = file.read_at(&mut bytes, 0)?;
+    // On the stack: with musl's malloc (the brick's build) a heap buffer
+    // of a page is an mmap and a munmap for every read.
+    let mut buf = [0; PAGE + 1];
+    let n = file.read_at(&mut buf, 0)?;
     if n > PAGE {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             "more than a page: no sysfs attribute",
         ));
     }
-    bytes.truncate(n);
-    Ok(bytes)
+    Ok(buf[..n].to_vec())
 }
 
 fn describe_device(d: &DeviceInfo) -> String {
