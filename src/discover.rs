@@ -275,9 +275,11 @@ fn select(
                 return Err(no_brick);
             }
             // What is on that port (other drivers), else all of the class
-            // (listed again: the scan read no driver on other ports).
+            // (listed again: the scan read no driver on other ports; if
+            // that fails, the error is still this one).
             let seen: Vec<String> = if on_port.is_empty() {
-                list(root, query.class)?
+                list(root, query.class)
+                    .unwrap_or_default()
                     .iter()
                     .map(describe_device)
                     .collect()
