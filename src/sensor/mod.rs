@@ -121,11 +121,9 @@ impl Sensor {
         sensor.refresh_mode()?;
         // Open the values of the current mode; others (after a switch to a
         // mode with more) open on first use.
-        let now = sensor.num_values();
-        for (slot, name) in sensor.values.iter().zip(VALUE_NAMES).take(now) {
-            match sensor.device.open_inferred(name) {
-                Ok(attr) => drop(slot.set(attr)),
-                Err(_) => break,
+        for index in 0..sensor.num_values() {
+            if sensor.value_attribute(index).is_err() {
+                break;
             }
         }
         Ok(sensor)
