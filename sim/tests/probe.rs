@@ -487,13 +487,11 @@ fn with_its_own_simulated_brick_every_thread_runs_on_one_cpu() {
     let out = probe(&[
         "--root", root, "-n", "5", "--warmup", "0", "--only", "pwrite",
     ]);
+    let (stdout, stderr) = text(&out);
     assert!(
-        text(&out).0.contains("thread on CPUs ")
-            && text(&out)
-                .0
-                .contains("(not pinned: no simulated brick of its own"),
-        "{:?}",
-        text(&out)
+        stdout.contains("thread on CPUs ")
+            && stdout.contains("(not pinned: no simulated brick of its own"),
+        "{stdout}{stderr}"
     );
     assert!(header(&["--cpu", "0"]).contains("threads on CPU 0 (--cpu 0)"));
     let out = probe(&[&quick[..], &["--cpu", "1023"]].concat());
